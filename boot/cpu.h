@@ -1,0 +1,101 @@
+/* Inline wrappers for the x86 instructions the hypervisor uses outside VMX: ports, MSRs, CPUID, control registers. */
+#ifndef PERFVISOR_BOOT_CPU_H
+#define PERFVISOR_BOOT_CPU_H
+
+#include <stdint.h>
+
+static inline void outb(uint16_t port, uint8_t v)
+{
+	__asm__ volatile("outb %0, %1" : : "a"(v), "Nd"(port));
+}
+
+static inline void outw(uint16_t port, uint16_t v)
+{
+	__asm__ volatile("outw %0, %1" : : "a"(v), "Nd"(port));
+}
+
+static inline void outl(uint16_t port, uint32_t v)
+{
+	__asm__ volatile("outl %0, %1" : : "a"(v), "Nd"(port));
+}
+
+static inline uint8_t inb(uint16_t port)
+{
+	uint8_t v;
+
+	__asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
+static inline uint64_t rdmsr(uint32_t msr)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static inline void wrmsr(uint32_t msr, uint64_t v)
+{
+	__asm__ volatile("wrmsr" : : "c"(msr), "a"((uint32_t)v), "d"((uint32_t)(v >> 32)));
+}
+
+/* Fault-tolerant MSR access (boot/extable.S): 0 on success, -1 if the access raised #GP. */
+int rdmsr_safe(uint32_t msr, uint64_t *val);
+int wrmsr_safe(uint32_t msr, uint64_t val);
+
+struct cpuid_regs {
+	uint32_t eax, ebx, ecx, edx;
+};
+
+static inline struct cpuid_regs cpuid(uint32_t leaf, uint32_t subleaf)
+{
+	struct cpuid_regs r;
+
+	__asm__ volatile("cpuid"
+			 : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx)
+			 : "a"(leaf), "c"(subleaf));
+	return r;
+}
+
+static inline uint64_t rdtsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+#define DEFINE_CR_ACCESS(n)						\
+	static inline uint64_t read_cr##n(void)				\
+	{								\
+		uint64_t v;						\
+		__asm__ volatile("mov %%cr" #n ", %0" : "=r"(v));	\
+		return v;						\
+	}								\
+	static inline void write_cr##n(uint64_t v)			\
+	{								\
+		__asm__ volatile("mov %0, %%cr" #n : : "r"(v) : "memory"); \
+	}
+DEFINE_CR_ACCESS(0)
+DEFINE_CR_ACCESS(2)
+DEFINE_CR_ACCESS(3)
+DEFINE_CR_ACCESS(4)
+#undef DEFINE_CR_ACCESS
+
+static inline void cpu_relax(void)
+{
+	__asm__ volatile("pause" ::: "memory");
+}
+
+__attribute__((noreturn)) static inline void cpu_halt_forever(void)
+{
+	for (;;)
+		__asm__ volatile("cli; hlt");
+}
+
+#define MSR_IA32_APIC_BASE	0x1B
+#define MSR_IA32_FEATURE_CONTROL 0x3A
+#define MSR_EFER		0xC0000080
+
+#endif
