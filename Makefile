@@ -10,7 +10,7 @@ LD	:= ld
 # The hypervisor is freestanding and never touches SSE/x87 state, so guests' FPU state is
 # never clobbered by it (and needs no save/restore on VM exits).
 HV_CFLAGS := -std=c11 -ffreestanding -fno-pic -fno-pie -mno-red-zone -mgeneral-regs-only \
-	-fno-stack-protector -fno-asynchronous-unwind-tables -fcf-protection=none \
+	-fno-stack-protector -fno-delete-null-pointer-checks -fno-asynchronous-unwind-tables -fcf-protection=none \
 	-O2 -g -Wall -Wextra -Werror -I. -MMD -MP
 HV_ASFLAGS := -I. -MMD -MP
 HV_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments -T linker.ld

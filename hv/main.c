@@ -1,10 +1,28 @@
-/* hv_main(): start VMX on every CPU, build the domains from the modules, run them, report. */
+/* hv_main(): VMX on, the domains built from the modules, then every PCPU schedules until all domains end. */
 #include "boot/exit.h"
+#include "boot/multiboot.h"
 #include "boot/printk.h"
+#include "hv/domain.h"
 #include "hv/hv.h"
+#include "hv/pcpu.h"
+#include "hv/sched.h"
+#include "hv/vmx.h"
 
-void hv_main(void)
+void hv_main(const struct mb_boot_info *info)
 {
-	printk("perfvisor: no domains to run\n");
-	hv_exit(EXIT_OK);
+	sched_calibrate_tsc();
+	pr_info("perfvisor: TSC runs at %lu kHz; slice %lu us\n", tsc_khz, sched_opts.slice_us);
+	if (!vmx_init_global() || !vmx_enable_cpu())
+		hv_exit(EXIT_NO_VTX);
+	if (!info->mod_count) {
+		printk("perfvisor: no domains to run (give each guest as a multiboot module)\n");
+		hv_exit(EXIT_OK);
+	}
+	if (info->mod_count > MAX_DOMAINS)
+		printk("perfvisor: %u modules, but at most %u domains: the rest are ignored\n",
+		       info->mod_count, MAX_DOMAINS);
+	for (unsigned i = 0; i < info->mod_count && i < MAX_DOMAINS; i++)
+		dom_create(i, (const void *)info->mods[i].start,
+			   info->mods[i].end - info->mods[i].start, info->mods[i].string);
+	sched_run();
 }

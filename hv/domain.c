@@ -1,0 +1,267 @@
+/* Domains: built from multiboot modules (config, RAM, EPT, image, boot data, VCPUs), ended, and summed up. */
+#include <stdarg.h>
+
+#include "boot/cpu.h"
+#include "boot/exit.h"
+#include "boot/frame.h"
+#include "boot/printk.h"
+#include "boot/string.h"
+#include "hv/domain.h"
+#include "hv/elf.h"
+#include "hv/ept.h"
+#include "hv/guest_mbi.h"
+#include "hv/pcpu.h"
+#include "hv/sched.h"
+#include "hv/vcpu.h"
+#include "hv/vmx.h"
+
+/* Guest-physical layout of the boot data the hypervisor writes below the image (under 640 KiB). */
+#define BOOT_GDT	0x1000ull	/* the first-instruction GDT */
+#define BOOT_PML4	0x2000ull	/* ELF64 guests: identity page tables for the low 4 GiB */
+#define BOOT_PDPT	0x3000ull
+#define BOOT_PD		0x4000ull	/* four page directories, 0x4000-0x7FFF */
+#define BOOT_MBI	0x8000ull	/* the multiboot information, up to BOOT_END */
+#define BOOT_END	0x10000ull
+#define MB_LOADER_MAGIC	0x2BADB002
+
+_Static_assert(sizeof(struct vcpu) <= 4096, "a vcpu must fit in one frame");
+
+struct domain domains[MAX_DOMAINS];
+unsigned num_domains;
+
+static void report_line(void *ctx, const char *msg)
+{
+	(void)ctx;
+	printk("perfvisor: %s\n", msg);
+}
+
+static void uart_line(void *ctx, const char *line, size_t len)
+{
+	struct domain *d = ctx;
+
+	(void)len;
+	printk("[%s] %s\n", d->cfg.name, line);
+}
+
+static void not_started(struct domain *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintk(d->fate, sizeof(d->fate), fmt, ap);
+	va_end(ap);
+	d->state = DOM_NOT_STARTED;
+	printk("perfvisor: domain %u (%s) not started: %s\n", d->id, d->cfg.name, d->fate);
+}
+
+/* The identity map an ELF64 guest starts with: low 4 GiB in 2 MiB pages (it may build its own). */
+static void write_boot_page_tables(struct domain *d)
+{
+	uint64_t *pml4 = dom_gpa_to_hva(d, BOOT_PML4, 4096);
+	uint64_t *pdpt = dom_gpa_to_hva(d, BOOT_PDPT, 4096);
+	uint64_t *pd = dom_gpa_to_hva(d, BOOT_PD, 4 * 4096);
+
+	pml4[0] = BOOT_PDPT | 3;
+	for (unsigned i = 0; i < 4; i++)
+		pdpt[i] = (BOOT_PD + i * 4096) | 3;
+	for (unsigned i = 0; i < 2048; i++)
+		pd[i] = ((uint64_t)i << 21) | 0x83;	/* present, writable, 2 MiB */
+}
+
+static void write_boot_gdt(struct domain *d, bool is64)
+{
+	uint64_t *gdt = dom_gpa_to_hva(d, BOOT_GDT, 24);
+
+	gdt[0] = 0;
+	gdt[GUEST_SEL_CODE / 8] = is64 ? 0x00AF9A000000FFFFull : 0x00CF9A000000FFFFull;
+	gdt[GUEST_SEL_DATA / 8] = 0x00CF92000000FFFFull;
+}
+
+static bool place_vcpus(struct domain *d)
+{
+	static unsigned next_pcpu;
+
+	for (unsigned i = 0; i < d->nvcpus; i++) {
+		struct vcpu *v = d->vcpus[i];
+		unsigned pc;
+
+		if (d->cfg.npin)
+			pc = d->cfg.pin[d->cfg.npin == 1 ? 0 : i];
+		else
+			pc = next_pcpu++ % num_pcpus;
+		if (pc >= num_pcpus || !pcpus[pc].online) {
+			not_started(d, "vcpu %u is pinned to pcpu %u, which is not online", i, pc);
+			return false;
+		}
+		sched_add(v, &pcpus[pc]);
+	}
+	return true;
+}
+
+/* Builds the VCPUs; the boot VCPU gets the first-instruction state of the image's kind. */
+static bool create_vcpus(struct domain *d, const struct elf_info *info, uint32_t mbi)
+{
+	for (unsigned i = 0; i < d->cfg.vcpus; i++) {
+		uint64_t pa = frame_alloc();
+		struct vcpu *v = (struct vcpu *)pa;
+
+		if (!pa || vcpu_init(v, d, i)) {
+			not_started(d, "out of memory for vcpu %u", i);
+			return false;
+		}
+		d->vcpus[d->nvcpus++] = v;
+		/* A VCPU's TSC starts at 0 unless it shows the host's (tsc=host). */
+		if (d->cfg.tsc == DOM_TSC_VCPU)
+			v->tsc_offset = -rdtsc();
+		if (i == 0) {
+			v->gpr[GPR_RAX] = MB_LOADER_MAGIC;
+			v->gpr[GPR_RBX] = mbi;
+			if (info->is64) {
+				v->gpr[GPR_RDI] = mbi;
+				vcpu_start_long_mode(v, info->entry, BOOT_PML4, BOOT_GDT);
+			} else {
+				vcpu_start_protected32(v, (uint32_t)info->entry, BOOT_GDT);
+			}
+		}
+		vcpu_unload(v);
+	}
+	return true;
+}
+
+void dom_create(unsigned index, const void *image, uint64_t image_len, const char *modstr)
+{
+	struct domain *d = &domains[index];
+	struct elf_info info;
+	char err[160];
+	const char *why;
+	uint32_t mbi;
+
+	d->id = index;
+	num_domains = index + 1;
+	if (dom_config_parse(index, modstr, num_pcpus, (const char *const *)0, report_line,
+			     (void *)0, &d->cfg) == DOM_CFG_FATAL) {
+		not_started(d, "bad module string");
+		return;
+	}
+	if (!elf_check(image, image_len, &info, err, sizeof(err))) {
+		not_started(d, "%s", err);
+		return;
+	}
+	if (info.load_lo < BOOT_END) {
+		not_started(d, "the image loads at 0x%lx, inside the boot area below 0x%lx",
+			    info.load_lo, BOOT_END);
+		return;
+	}
+	if (!info.is64 && !info.has_multiboot) {
+		not_started(d, "a 32-bit image must be a multiboot kernel (no multiboot header)");
+		return;
+	}
+	d->ram_size = d->cfg.mem;
+	d->ram_hpa = frame_alloc_contig(d->ram_size / FRAME_SIZE, (2u << 20) / FRAME_SIZE);
+	if (!d->ram_hpa) {
+		not_started(d, "not enough host memory for %lu MiB of guest RAM", d->ram_size >> 20);
+		return;
+	}
+	if (!elf_load(image, image_len, &info, (void *)d->ram_hpa, d->ram_size, err, sizeof(err))) {
+		not_started(d, "%s", err);
+		return;
+	}
+	d->eptp = ept_create();
+	if (!d->eptp || !ept_map(d->eptp, 0, d->ram_hpa, d->ram_size, EPT_RWX)) {
+		not_started(d, "out of memory for its EPT");
+		return;
+	}
+	write_boot_gdt(d, info.is64);
+	if (info.is64)
+		write_boot_page_tables(d);
+	why = guest_mbi_build((void *)d->ram_hpa, d->ram_size, BOOT_MBI, BOOT_END - BOOT_MBI,
+			      d->cfg.args, strlen(d->cfg.args), &mbi);
+	if (why) {
+		not_started(d, "%s", why);
+		return;
+	}
+	vuart_init(&d->uart, uart_line, d);
+	fwcfg_init(&d->fwcfg, d->ram_size, (uint16_t)d->cfg.vcpus);
+	if (!create_vcpus(d, &info, mbi) || !place_vcpus(d))
+		return;
+	d->state = DOM_RUNNING;
+	d->start_tsc = rdtsc();
+	printk("perfvisor: domain %u (%s): %s image, %u vcpu%s, %lu MiB, entry 0x%lx\n", d->id,
+	       d->cfg.name, info.is64 ? "ELF64" : "ELF32 multiboot", d->nvcpus,
+	       d->nvcpus > 1 ? "s" : "", d->ram_size >> 20, info.entry);
+}
+
+/* Moves d from running to ended once; false if it had ended already. */
+static bool end_domain(struct domain *d, enum dom_state how)
+{
+	bool first;
+
+	spin_lock(&d->lock);
+	first = d->state == DOM_RUNNING;
+	if (first) {
+		d->end_tsc = rdtsc();
+		d->state = how;
+	}
+	spin_unlock(&d->lock);
+	if (first)
+		vuart_flush(&d->uart);
+	return first;
+}
+
+void dom_exit(struct domain *d, int code)
+{
+	d->exit_code = code;
+	if (end_domain(d, DOM_EXITED))
+		pr_info("perfvisor: domain %u (%s) exited with code %d\n", d->id, d->cfg.name, code);
+}
+
+void dom_kill(struct domain *d, struct vcpu *v, const char *fmt, ...)
+{
+	va_list ap;
+	char why[sizeof(d->fate)];
+
+	va_start(ap, fmt);
+	vsnprintk(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (!end_domain(d, DOM_KILLED))
+		return;
+	memcpy(d->fate, why, sizeof(why));
+	printk("perfvisor: domain %u (%s) killed: %s\n", d->id, d->cfg.name, why);
+	if (v)
+		vcpu_dump(v, why);
+}
+
+bool dom_all_ended(void)
+{
+	for (unsigned i = 0; i < num_domains; i++)
+		if (domains[i].state == DOM_RUNNING)
+			return false;
+	return true;
+}
+
+int dom_summary(void)
+{
+	int overall = 0;
+
+	printk("perfvisor: summary of %u domain%s\n", num_domains, num_domains == 1 ? "" : "s");
+	for (unsigned i = 0; i < num_domains; i++) {
+		struct domain *d = &domains[i];
+		uint64_t exits = 0;
+		unsigned migrations = 0;
+
+		for (unsigned j = 0; j < d->nvcpus; j++) {
+			exits += d->vcpus[j]->total_exits;
+			migrations += d->vcpus[j]->migrations;
+		}
+		if (d->state == DOM_EXITED)
+			printk("perfvisor:   domain %u (%s): exit code %d, %u vcpus, %lu exits, "
+			       "%u migrations, ran %lu host TSC ticks\n", d->id, d->cfg.name,
+			       d->exit_code, d->nvcpus, exits, migrations, d->end_tsc - d->start_tsc);
+		else
+			printk("perfvisor:   domain %u (%s): %s: %s\n", d->id, d->cfg.name,
+			       d->state == DOM_KILLED ? "killed" : "not started", d->fate);
+		if (d->state != DOM_EXITED || d->exit_code)
+			overall = EXIT_DOMAIN_FAILED;
+	}
+	return overall;
+}

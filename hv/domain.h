@@ -1,0 +1,64 @@
+/* A domain: one guest image with its RAM (mapped by EPT), its VCPUs, its devices and its fate. */
+#ifndef PERFVISOR_HV_DOMAIN_H
+#define PERFVISOR_HV_DOMAIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "boot/spinlock.h"
+#include "hv/domcfg.h"
+#include "hv/fwcfg.h"
+#include "hv/vcpu.h"
+#include "hv/vuart.h"
+
+#define MAX_DOMAINS	32
+
+enum dom_state {
+	DOM_RUNNING,
+	DOM_EXITED,		/* the guest ended itself: port 0xF4, "Shutdown", or the exit hypercall */
+	DOM_KILLED,		/* the hypervisor ended it: fault, triple fault, illegal access */
+	DOM_NOT_STARTED,	/* bad image or module string */
+};
+
+struct domain {
+	unsigned id;
+	struct dom_config cfg;
+	uint64_t ram_hpa;		/* guest physical 0 is here; RAM is host-contiguous */
+	uint64_t ram_size;
+	uint64_t eptp;
+	struct vcpu *vcpus[DOM_VCPUS_MAX];
+	unsigned nvcpus;
+	struct vuart uart;
+	struct fwcfg fwcfg;
+	struct spinlock lock;
+	volatile enum dom_state state;
+	int exit_code;
+	char fate[160];			/* the reason, in words, when killed or not started */
+	unsigned shutdown_match;	/* progress through the "Shutdown" string on port 0x8900 */
+	uint64_t start_tsc, end_tsc;
+};
+
+extern struct domain domains[MAX_DOMAINS];
+extern unsigned num_domains;
+
+/* Host pointer for guest-physical [gpa, gpa+len), or NULL if not all inside the domain's RAM. */
+static inline void *dom_gpa_to_hva(struct domain *d, uint64_t gpa, uint64_t len)
+{
+	if (gpa >= d->ram_size || len > d->ram_size - gpa)
+		return (void *)0;
+	return (void *)(d->ram_hpa + gpa);
+}
+
+/* Builds domain `index` from a module; on failure the domain is DOM_NOT_STARTED with a fate. */
+void dom_create(unsigned index, const void *image, uint64_t image_len, const char *modstr);
+/* The guest ended itself with a code. */
+void dom_exit(struct domain *d, int code);
+/* The hypervisor ends the domain; why is printed with a dump of the offending VCPU. */
+void dom_kill(struct domain *d, struct vcpu *v, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* True once no domain is running. */
+bool dom_all_ended(void);
+/* The end-of-run table; returns the overall exit code. */
+int dom_summary(void);
+
+#endif

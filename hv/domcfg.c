@@ -1,0 +1,109 @@
+/* One domain's configuration from its module string, through the boot/cmdline option parser. */
+#include <stdarg.h>
+#include <stdbool.h>
+
+#include "boot/cmdline.h"
+#include "boot/printk.h"
+#include "hv/domcfg.h"
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+static const char *const acct_words[] = { "guest", "vcpu", "hybrid", NULL };
+static const char *const tsc_words[] = { "vcpu", "host", NULL };
+
+/* Puts "domain <index> (<name>): " in front of every message. */
+struct dom_reporter {
+	void (*report)(void *ctx, const char *msg);
+	void *ctx;
+	char prefix[48];
+};
+
+static void prefixed(void *ctx, const char *msg)
+{
+	struct dom_reporter *r = ctx;
+	char line[sizeof(r->prefix) + CMDLINE_MSG_MAX];
+
+	snprintk(line, sizeof(line), "%s%s", r->prefix, msg);
+	r->report(r->ctx, line);
+}
+
+__attribute__((format(printf, 2, 3)))
+static void dom_say(struct dom_reporter *r, const char *fmt, ...)
+{
+	char msg[CMDLINE_MSG_MAX];
+	va_list ap;
+
+	if (!r->report)
+		return;
+	va_start(ap, fmt);
+	vsnprintk(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	prefixed(r, msg);
+}
+
+enum dom_verdict dom_config_parse(unsigned index, const char *modstr, unsigned npcpus,
+				  const char *const *event_names,
+				  void (*report)(void *ctx, const char *msg), void *ctx,
+				  struct dom_config *cfg)
+{
+	uint64_t vcpus = 1, mem = DOM_MEM_DEFAULT;
+	unsigned acct = DOM_ACCT_GUEST, tsc = DOM_TSC_VCPU, fatal;
+	struct cmdline_list pin = { 0 };
+	struct dom_reporter r = { report, ctx, "" };
+	/* Resources and measurement semantics are fatal when bad: a guessed default would mislead. */
+	const struct cmdline_opt opts[] = {
+		{ .name = "name", .kind = CMDLINE_STR, .dest = cfg->name, .min = 1,
+		  .max = DOM_NAME_MAX, .chars = "abcdefghijklmnopqrstuvwxyz0123456789_-",
+		  .expect = "1..15 characters of a-z 0-9 _ -" },
+		{ .name = "vcpus", .kind = CMDLINE_UINT, .dest = &vcpus, .min = 1,
+		  .max = DOM_VCPUS_MAX, .fatal = true },
+		{ .name = "mem", .kind = CMDLINE_UINT, .dest = &mem, .min = DOM_MEM_MIN,
+		  .max = DOM_MEM_MAX, .align = DOM_MEM_ALIGN, .suffix = true, .fatal = true },
+		{ .name = "pin", .kind = CMDLINE_LIST, .dest = &pin, .max = npcpus - 1,
+		  .fatal = true },
+		{ .name = "acct", .kind = CMDLINE_ENUM, .dest = &acct, .words = acct_words,
+		  .fatal = true },
+		{ .name = "tsc", .kind = CMDLINE_ENUM, .dest = &tsc, .words = tsc_words,
+		  .fatal = true },
+		{ .name = "events", .kind = CMDLINE_SET, .dest = &cfg->events,
+		  .words = event_names, .fatal = true },
+	};
+	/* A silent first pass finds the name, so that every message can carry it. */
+	struct cmdline_parser p = { .opts = opts, .nopts = 1 };
+	int problems;
+
+	__builtin_memset(cfg, 0, sizeof(*cfg));
+	snprintk(cfg->name, sizeof(cfg->name), "dom%u", index);
+	cmdline_parse(&p, modstr);
+	snprintk(r.prefix, sizeof(r.prefix), "domain %u (%s): ", index, cfg->name);
+
+	p = (struct cmdline_parser){ .opts = opts, .nopts = ARRAY_SIZE(opts),
+				     .report = report ? prefixed : NULL, .ctx = &r };
+	problems = cmdline_parse(&p, modstr);
+	fatal = p.fatal;
+	/* One PCPU for all VCPUs, or one each; a bad vcpus= already stopped the domain. */
+	if (!fatal && pin.count > 1 && pin.count != vcpus) {
+		dom_say(&r, "'pin' lists %u PCPUs for %u VCPUs (expected 1 or %u)",
+			pin.count, (unsigned)vcpus, (unsigned)vcpus);
+		fatal++;
+	}
+	if (p.args && __builtin_strlen(p.args) >= sizeof(cfg->args)) {
+		dom_say(&r, "guest arguments too long (%zu characters, at most %zu)",
+			__builtin_strlen(p.args), sizeof(cfg->args) - 1);
+		fatal++;
+	} else if (p.args) {
+		__builtin_memcpy(cfg->args, p.args, __builtin_strlen(p.args) + 1);
+	}
+
+	cfg->vcpus = (unsigned)vcpus;
+	cfg->mem = mem;
+	cfg->acct = (enum dom_acct)acct;
+	cfg->tsc = (enum dom_tsc)tsc;
+	if (fatal) {
+		dom_say(&r, "not started");
+		return DOM_CFG_FATAL;
+	}
+	cfg->npin = pin.count;
+	__builtin_memcpy(cfg->pin, pin.v, pin.count * sizeof(pin.v[0]));
+	return problems ? DOM_CFG_WARN : DOM_CFG_OK;
+}

@@ -1,0 +1,94 @@
+/* Builds EPT paging structures (SDM Vol. 3C 29.3): 4 levels, write-back, 2 MiB leaves where possible. */
+#include "boot/frame.h"
+#include "boot/string.h"
+#include "hv/ept.h"
+#include "hv/vmx_caps.h"
+
+#define EPT_LARGE	(1ull << 7)
+#define EPT_MT_WB	(6ull << 3)		/* leaf memory type: write-back */
+#define ADDR_MASK	0x000FFFFFFFFFF000ull
+#define SIZE_2M		(1ull << 21)
+
+static uint64_t *table(uint64_t entry)
+{
+	return (uint64_t *)(entry & ADDR_MASK);
+}
+
+uint64_t ept_create(void)
+{
+	uint64_t pml4 = frame_alloc();
+
+	if (!pml4)
+		return 0;
+	memset((void *)pml4, 0, 4096);
+	/* SDM Vol. 3C 25.6.11: memory type WB (6) and a page-walk length of 4 (encoded 3). */
+	return pml4 | (3 << 3) | 6;
+}
+
+/* The entry for gpa at `level` (3 = PML4 ... 0 = PT), creating tables on the way; NULL if out of memory. */
+static uint64_t *walk(uint64_t eptp, uint64_t gpa, int level)
+{
+	uint64_t *t = table(eptp);
+
+	for (int l = 3; l > level; l--) {
+		uint64_t *e = &t[(gpa >> (12 + 9 * l)) & 511];
+
+		if (!(*e & EPT_RWX)) {
+			uint64_t pa = frame_alloc();
+
+			if (!pa)
+				return (uint64_t *)0;
+			memset((void *)pa, 0, 4096);
+			*e = pa | EPT_RWX;
+		} else if (*e & EPT_LARGE) {
+			/* Split a 2 MiB leaf into 512 4 KiB leaves with the same rights. */
+			uint64_t pa = frame_alloc(), big = *e;
+
+			if (!pa)
+				return (uint64_t *)0;
+			for (unsigned i = 0; i < 512; i++)
+				((uint64_t *)pa)[i] = ((big & ADDR_MASK) + i * 4096) |
+						      (big & (EPT_RWX | EPT_MT_WB));
+			*e = pa | EPT_RWX;
+		}
+		t = table(*e);
+	}
+	return &t[(gpa >> (12 + 9 * level)) & 511];
+}
+
+bool ept_map(uint64_t eptp, uint64_t gpa, uint64_t hpa, uint64_t size, uint64_t perms)
+{
+	/* IA32_VMX_EPT_VPID_CAP bit 16: 2 MiB EPT pages (SDM Vol. 3D A.10). */
+	bool large_ok = vmx_caps.ept_vpid & (1ull << 16);
+
+	while (size) {
+		bool large = large_ok && !(gpa & (SIZE_2M - 1)) && !(hpa & (SIZE_2M - 1)) &&
+			     size >= SIZE_2M;
+		uint64_t step = large ? SIZE_2M : 4096;
+		uint64_t *e = walk(eptp, gpa, large ? 1 : 0);
+
+		if (!e)
+			return false;
+		*e = hpa | perms | EPT_MT_WB | (large ? EPT_LARGE : 0);
+		gpa += step;
+		hpa += step;
+		size -= step;
+	}
+	return true;
+}
+
+static unsigned free_level(uint64_t *t, int level)
+{
+	unsigned n = 1;
+
+	for (unsigned i = 0; level > 0 && i < 512; i++)
+		if ((t[i] & EPT_RWX) && !(t[i] & EPT_LARGE))
+			n += free_level(table(t[i]), level - 1);
+	frame_free((uint64_t)t);
+	return n;
+}
+
+unsigned ept_destroy(uint64_t eptp)
+{
+	return free_level(table(eptp), 3);
+}

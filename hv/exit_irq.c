@@ -1,0 +1,50 @@
+/* Exits about time and interrupts: HLT, the interrupt window, the preemption timer, host interrupts. */
+#include "boot/printk.h"
+#include "hv/domain.h"
+#include "hv/vmexit.h"
+#include "hv/vmx_ops.h"
+
+#define RFLAGS_IF	(1ull << 9)
+
+/* HLT: the VCPU blocks until an interrupt is pending (the scheduler wakes it). */
+void exit_hlt(struct vcpu *v, uint64_t qual)
+{
+	(void)qual;
+	vcpu_advance_rip(v);
+	v->state = VCPU_HALTED;
+	v->resched = true;
+	/* With IF clear nothing can wake it: a guest that ends with CLI; HLT has stopped. */
+	if (!(vmread(VMCS_GUEST_RFLAGS) & RFLAGS_IF)) {
+		struct domain *d = v->dom;
+		bool all_stopped = true;
+
+		v->halted_for_good = true;
+		for (unsigned i = 0; i < d->nvcpus; i++)
+			if (!d->vcpus[i]->halted_for_good && d->vcpus[i]->state != VCPU_WAIT_SIPI)
+				all_stopped = false;
+		if (all_stopped)
+			dom_kill(d, v, "every VCPU halted with interrupts disabled, without an exit code");
+	}
+}
+
+/* The guest can take an interrupt now; irq_deliver() injects it before the next entry. */
+void exit_intr_window(struct vcpu *v, uint64_t qual)
+{
+	(void)v;
+	(void)qual;
+}
+
+/* The slice or the VCPU's APIC timer is due; the scheduling loop decides which. */
+void exit_preemption_timer(struct vcpu *v, uint64_t qual)
+{
+	(void)v;
+	(void)qual;
+}
+
+/* A host interrupt arrived while the guest ran; the host acknowledged it on exit (nothing sends any yet). */
+void exit_external_intr(struct vcpu *v, uint64_t qual)
+{
+	(void)qual;
+	pr_debug("[%s] vcpu %u: host interrupt 0x%lx during guest execution\n", v->dom->cfg.name,
+		 v->id, vmread(VMCS_EXIT_INTR_INFO) & 0xFF);
+}

@@ -1,0 +1,120 @@
+/* RDMSR/WRMSR exits: the few MSRs the guest platform has are emulated per VCPU; the rest raise #GP as on hardware. */
+#include "boot/cpu.h"
+#include "hv/domain.h"
+#include "hv/vmexit.h"
+#include "hv/vmx.h"
+#include "hv/vmx_ops.h"
+
+#define MSR_IA32_TSC		0x10
+#define MSR_BIOS_SIGN_ID	0x8B
+#define MSR_IA32_MISC_ENABLE	0x1A0
+#define APIC_BASE_BSP		(1ull << 8)
+#define APIC_BASE_ENABLE	(1ull << 11)
+#define EFER_SCE		(1ull << 0)
+#define EFER_NXE		(1ull << 11)
+
+static uint64_t apic_base(struct vcpu *v)
+{
+	return VAPIC_BASE | APIC_BASE_ENABLE | (v->id ? 0 : APIC_BASE_BSP);
+}
+
+/* SDM Vol. 3A 11.12.5 and Vol. 4 table 2-2: each PAT entry must be a valid memory type. */
+static bool pat_valid(uint64_t pat)
+{
+	for (unsigned i = 0; i < 8; i++) {
+		uint8_t t = (pat >> (8 * i)) & 0xFF;
+
+		if (t == 2 || t == 3 || t > 7)
+			return false;
+	}
+	return true;
+}
+
+/* Returns false when the access must raise #GP. */
+static bool msr_read(struct vcpu *v, uint32_t msr, uint64_t *val)
+{
+	switch (msr) {
+	case MSR_IA32_APIC_BASE:
+		*val = apic_base(v);
+		return true;
+	case MSR_IA32_FEATURE_CONTROL:
+		*val = 1;	/* locked, VMX off: guests get no VT-x */
+		return true;
+	case MSR_BIOS_SIGN_ID:
+		*val = 0;
+		return true;
+	case MSR_IA32_MISC_ENABLE:
+		*val = 1 | (1ull << 11) | (1ull << 12);	/* fast strings; no BTS, no PEBS */
+		return true;
+	case MSR_IA32_PAT:
+		*val = vmread(VMCS_GUEST_PAT);
+		return true;
+	case MSR_EFER:
+		*val = vmread(VMCS_GUEST_EFER);
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
+{
+	switch (msr) {
+	case MSR_IA32_TSC:
+		/* The guest sets its own TSC: only its offset changes (SDM Vol. 3C 27.3). */
+		v->tsc_offset = val - rdtsc();
+		vmwrite(VMCS_TSC_OFFSET, v->tsc_offset);
+		return true;
+	case MSR_IA32_APIC_BASE:
+		/* Relocating, disabling or x2APIC mode are not offered: only the current value. */
+		return val == apic_base(v);
+	case MSR_BIOS_SIGN_ID:
+		return true;
+	case MSR_IA32_PAT:
+		if (!pat_valid(val))
+			return false;
+		vmwrite(VMCS_GUEST_PAT, val);
+		return true;
+	case MSR_EFER: {
+		uint64_t old = vmread(VMCS_GUEST_EFER);
+		bool paging = vmread(VMCS_CR0_SHADOW) & (1ull << 31);
+
+		/* SDM Vol. 4 table 2-2: reserved bits #GP; LME cannot change while paging is on. */
+		if (val & ~(EFER_SCE | MSR_EFER_LME | MSR_EFER_LMA | EFER_NXE))
+			return false;
+		if (paging && ((val ^ old) & MSR_EFER_LME))
+			return false;
+		/* LMA is read-only: the processor sets it when paging turns on (exit_cr.c). */
+		vmwrite(VMCS_GUEST_EFER, (val & ~MSR_EFER_LMA) | (old & MSR_EFER_LMA));
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
+void exit_rdmsr(struct vcpu *v, uint64_t qual)
+{
+	uint64_t val;
+
+	(void)qual;
+	if (!msr_read(v, (uint32_t)v->gpr[GPR_RCX], &val)) {
+		vcpu_inject_gp(v);
+		return;
+	}
+	v->gpr[GPR_RAX] = (uint32_t)val;
+	v->gpr[GPR_RDX] = val >> 32;
+	vcpu_advance_rip(v);
+}
+
+void exit_wrmsr(struct vcpu *v, uint64_t qual)
+{
+	uint64_t val = (v->gpr[GPR_RDX] << 32) | (uint32_t)v->gpr[GPR_RAX];
+
+	(void)qual;
+	if (!msr_write(v, (uint32_t)v->gpr[GPR_RCX], val)) {
+		vcpu_inject_gp(v);
+		return;
+	}
+	vcpu_advance_rip(v);
+}

@@ -1,0 +1,60 @@
+/* VMCALL exits: hypercall dispatch by number, with every argument checked against the caller's memory. */
+#include "hv/domain.h"
+#include "hv/guest_mem.h"
+#include "hv/include/perfvisor_hypercall.h"
+#include "hv/sched.h"
+#include "hv/vmexit.h"
+
+static int64_t hc_console_write(struct vcpu *v, uint64_t buf, uint64_t len)
+{
+	char chunk[128];
+	struct gpt_result res;
+
+	if (len > HC_CONSOLE_MAX)
+		return -PV_EINVAL;
+	for (uint64_t done = 0; done < len;) {
+		uint64_t n = len - done < sizeof(chunk) ? len - done : sizeof(chunk);
+
+		if (guest_read(v, chunk, buf + done, n, GPT_READ, &res) != GPT_OK)
+			return -PV_EFAULT;
+		for (uint64_t i = 0; i < n; i++) {
+			uint32_t c = (uint8_t)chunk[i];
+
+			vuart_io(&v->dom->uart, 0, true, 1, &c);
+		}
+		done += n;
+	}
+	return (int64_t)len;
+}
+
+void exit_vmcall(struct vcpu *v, uint64_t qual)
+{
+	uint64_t nr = v->gpr[GPR_RAX];
+	int64_t ret;
+
+	(void)qual;
+	vcpu_advance_rip(v);
+	if (vcpu_cpl() != 0) {
+		v->gpr[GPR_RAX] = (uint64_t)-PV_EPERM;
+		return;
+	}
+	switch (nr) {
+	case HC_CONSOLE_WRITE:
+		ret = hc_console_write(v, v->gpr[GPR_RDI], v->gpr[GPR_RSI]);
+		break;
+	case HC_YIELD:
+		v->resched = true;
+		ret = 0;
+		break;
+	case HC_VCPU_ID:
+		ret = v->id;
+		break;
+	case HC_DOMAIN_EXIT:
+		dom_exit(v->dom, (int)v->gpr[GPR_RDI]);
+		return;
+	default:
+		ret = -PV_ENOSYS;
+		break;
+	}
+	v->gpr[GPR_RAX] = (uint64_t)ret;
+}

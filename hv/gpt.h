@@ -1,0 +1,85 @@
+/* Guest page-table walks: guest linear to guest physical, and copies to and from guest memory. */
+#ifndef PERFVISOR_HV_GPT_H
+#define PERFVISOR_HV_GPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Control-register bits the walk looks at (SDM Vol. 3A 2.5, 2.2.1). */
+#define GPT_CR0_WP	(1ull << 16)
+#define GPT_CR0_PG	(1ull << 31)
+#define GPT_CR4_PSE	(1ull << 4)
+#define GPT_CR4_PAE	(1ull << 5)
+#define GPT_CR4_LA57	(1ull << 12)
+#define GPT_CR4_SMEP	(1ull << 20)
+#define GPT_EFER_LMA	(1ull << 10)
+#define GPT_EFER_NXE	(1ull << 11)
+
+/* Page-fault error code bits (SDM Vol. 3A 4.7). */
+#define GPT_PF_P	(1u << 0)	/* protection violation; clear: not present */
+#define GPT_PF_W	(1u << 1)	/* write access */
+#define GPT_PF_U	(1u << 2)	/* CPL 3 access */
+#define GPT_PF_I	(1u << 4)	/* instruction fetch */
+
+/* Read or write len bytes of guest-physical memory; false when any of it is outside guest RAM. */
+typedef bool (*gpt_read_fn)(void *ctx, uint64_t gpa, void *buf, size_t len);
+typedef bool (*gpt_write_fn)(void *ctx, uint64_t gpa, const void *buf, size_t len);
+
+/* The guest state a walk depends on, and how to reach guest RAM. */
+struct gpt_cpu {
+	uint64_t cr0, cr3, cr4, efer;
+	unsigned cpl;		/* 3 makes accesses user-mode */
+	/*
+	 * PAE paging: the four PDPTE registers, which with EPT live in the VMCS guest-PDPTE fields
+	 * (SDM Vol. 3A 4.4.1), or NULL to read the PDPTEs from memory at CR3.
+	 */
+	const uint64_t *pdptes;
+	gpt_read_fn read_gpa;
+	gpt_write_fn write_gpa;	/* only gpt_copy_to_guest() uses it */
+	void *ctx;
+};
+
+enum gpt_access {
+	GPT_READ,
+	GPT_WRITE,
+	GPT_FETCH,
+};
+
+enum gpt_status {
+	GPT_OK = 0,
+	GPT_PAGE_FAULT,		/* the guest's tables refuse the access: inject #PF */
+	GPT_NON_CANONICAL,	/* 4-level paging, address not canonical: #GP, not #PF */
+	GPT_BAD_GPA,		/* a table entry or the data lies outside guest RAM */
+	GPT_BAD_MODE,		/* 5-level paging, which is not supported */
+};
+
+/* What a walk or copy found. */
+struct gpt_result {
+	uint64_t gpa;		/* GPT_OK: the translation; GPT_BAD_GPA: the address not in RAM */
+	uint64_t la;		/* failures: the linear address that failed (CR2 for a #PF) */
+	uint32_t pf_ec;		/* GPT_PAGE_FAULT: the #PF error code, GPT_PF_* */
+};
+
+/*
+ * Translate linear address la for an access of kind acc by the guest described by cpu.
+ * Checks present, R/W (with CR0.WP), U/S, XD (with EFER.NXE) and SMEP; ignores reserved bits,
+ * SMAP and protection keys, and sets no accessed/dirty flags. Outside IA-32e mode la is
+ * truncated to its 32 bits.
+ */
+enum gpt_status gpt_translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_access acc,
+			      struct gpt_result *res);
+
+/*
+ * Copy len bytes at guest linear address la into dst, translating page by page for acc
+ * (GPT_READ, or GPT_FETCH for instruction bytes). On failure the bytes before the failing page
+ * have been copied and res says what failed where.
+ */
+enum gpt_status gpt_copy_from_guest(const struct gpt_cpu *cpu, void *dst, uint64_t la, size_t len,
+				    enum gpt_access acc, struct gpt_result *res);
+
+/* Copy len bytes from src to guest linear address la as guest writes; as above on failure. */
+enum gpt_status gpt_copy_to_guest(const struct gpt_cpu *cpu, uint64_t la, const void *src,
+				  size_t len, struct gpt_result *res);
+
+#endif

@@ -1,0 +1,21 @@
+/* Builds the multiboot v1 information structure a guest kernel receives in EBX. */
+#ifndef PERFVISOR_HV_GUEST_MBI_H
+#define PERFVISOR_HV_GUEST_MBI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bytes guest_mbi_build() needs for a command line of cmdline_len characters (UINT64_MAX: too long). */
+uint64_t guest_mbi_size(size_t cmdline_len);
+
+/*
+ * Write the info structure, its memory map, the command line (cmdline_len bytes, a
+ * NUL is added; NULL means empty) and the boot loader name into the free guest area
+ * [area, area + area_size) of ram (guest-physical 0..ram_size, at least 1 MiB).
+ * On success stores the structure's guest-physical address (the guest's EBX) in
+ * *mbi and returns NULL; otherwise returns why, and ram is untouched.
+ */
+const char *guest_mbi_build(void *ram, uint64_t ram_size, uint64_t area, uint64_t area_size,
+			    const char *cmdline, size_t cmdline_len, uint32_t *mbi);
+
+#endif

@@ -1,0 +1,18 @@
+/* Guest memory as the running VCPU sees it: linear addresses through its own page tables, bounded by its RAM. */
+#ifndef PERFVISOR_HV_GUEST_MEM_H
+#define PERFVISOR_HV_GUEST_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hv/gpt.h"
+
+struct vcpu;
+
+/* Copies between the hypervisor and the guest's linear address space, as the guest at its CPL would. */
+enum gpt_status guest_read(struct vcpu *v, void *dst, uint64_t la, size_t len,
+			   enum gpt_access acc, struct gpt_result *res);
+enum gpt_status guest_write(struct vcpu *v, uint64_t la, const void *src, size_t len,
+			    struct gpt_result *res);
+
+#endif

@@ -1,0 +1,47 @@
+/* Per physical CPU state: descriptor tables, VMXON region, run queue, found through GS. */
+#ifndef PERFVISOR_HV_PCPU_H
+#define PERFVISOR_HV_PCPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "boot/gdt.h"
+#include "boot/spinlock.h"
+
+#define MAX_PCPUS	8
+#define MAX_RUNQ	64
+
+struct vcpu;
+
+struct pcpu {
+	struct pcpu *self;		/* at offset 0: %gs:0 gives the pcpu */
+	unsigned index;
+	uint32_t apic_id;
+	volatile bool online;
+	struct cpu_tables tables;
+	uint64_t vmxon_pa;
+	struct vcpu *loaded;		/* whose VMCS is current on this CPU */
+	struct vcpu *running;		/* the VCPU this CPU is executing now, if any */
+	/* Round-robin run queue of the VCPUs assigned here; other PCPUs add under the lock. */
+	struct spinlock rq_lock;
+	struct vcpu *rq[MAX_RUNQ];
+	unsigned rq_len, rq_next;
+	uint64_t switches, migrations_in;
+	uint64_t idle_tsc;		/* host TSC spent with nothing to run */
+};
+
+extern struct pcpu pcpus[MAX_PCPUS];
+extern unsigned num_pcpus;
+
+static inline struct pcpu *this_pcpu(void)
+{
+	struct pcpu *p;
+
+	__asm__ volatile("mov %%gs:0, %0" : "=r"(p));
+	return p;
+}
+
+/* Sets up descriptor tables and GS for the calling CPU. */
+void pcpu_init_self(struct pcpu *p);
+
+#endif

@@ -1,0 +1,291 @@
+/* Per-PCPU scheduling loop: pick, switch in (TSC offset), run a slice of VM entries, switch out, maybe migrate. */
+#include "boot/cpu.h"
+#include "boot/exit.h"
+#include "boot/printk.h"
+#include "hv/domain.h"
+#include "hv/irq.h"
+#include "hv/pcpu.h"
+#include "hv/sched.h"
+#include "hv/vcpu.h"
+#include "hv/vmexit.h"
+#include "hv/vmx.h"
+#include "hv/vmx_caps.h"
+#include "hv/vmx_ops.h"
+
+struct sched_options sched_opts = { .slice_us = 10000 };
+uint64_t tsc_khz;
+
+static volatile int run_finished;
+
+/* PIT channel 2 gated by port 0x61 (the classic calibration; the PIT runs at 1.193182 MHz). */
+void sched_calibrate_tsc(void)
+{
+	const uint16_t ticks = 11932;	/* 10 ms */
+	uint64_t t0, t1;
+	uint8_t ctl = inb(0x61);
+
+	outb(0x61, (ctl & ~0x02) | 0x01);	/* gate on, speaker off */
+	outb(0x43, 0xB0);			/* channel 2, lo/hi, mode 0 */
+	outb(0x42, ticks & 0xFF);
+	outb(0x42, ticks >> 8);
+	t0 = rdtsc();
+	for (unsigned long i = 0; i < 100000000ul && !(inb(0x61) & 0x20); i++)
+		;
+	t1 = rdtsc();
+	outb(0x61, ctl);
+	tsc_khz = (t1 - t0) / 10;
+	if (!tsc_khz)
+		tsc_khz = 1000000;	/* no PIT: assume 1 GHz rather than divide by zero */
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+void sched_add(struct vcpu *v, struct pcpu *p)
+{
+	spin_lock(&p->rq_lock);
+	p->rq[p->rq_len++] = v;
+	v->pcpu = p;
+	spin_unlock(&p->rq_lock);
+}
+
+static void rq_remove(struct pcpu *p, struct vcpu *v)
+{
+	spin_lock(&p->rq_lock);
+	for (unsigned i = 0; i < p->rq_len; i++) {
+		if (p->rq[i] == v) {
+			p->rq[i] = p->rq[--p->rq_len];
+			break;
+		}
+	}
+	spin_unlock(&p->rq_lock);
+}
+
+uint64_t sched_guest_tsc(struct vcpu *v)
+{
+	return rdtsc() + v->tsc_offset;
+}
+
+/* A halted VCPU runs again once its timer fired or an interrupt is pending (SDM Vol. 3A 11.8). */
+static bool wants_to_run(struct vcpu *v)
+{
+	bool run;
+
+	if (v->dom->state != DOM_RUNNING) {
+		v->state = VCPU_DEAD;
+		return false;
+	}
+	if (v->state == VCPU_RUNNABLE)
+		return true;
+	if (v->state != VCPU_HALTED)
+		return false;
+	spin_lock(&v->lock);
+	vapic_timer_update(&v->apic, sched_guest_tsc(v));
+	run = vapic_pending(&v->apic) >= 0;
+	spin_unlock(&v->lock);
+	if (run)
+		v->state = VCPU_RUNNABLE;
+	return run;
+}
+
+static struct vcpu *pick_next(struct pcpu *p)
+{
+	struct vcpu *pick = (struct vcpu *)0;
+
+	spin_lock(&p->rq_lock);
+	for (unsigned n = 0; n < p->rq_len && !pick; n++) {
+		unsigned i = (p->rq_next + n) % p->rq_len;
+
+		if (wants_to_run(p->rq[i])) {
+			pick = p->rq[i];
+			p->rq_next = i + 1;
+		}
+	}
+	/* Dead VCPUs leave the queue for good. */
+	for (unsigned i = 0; i < p->rq_len;) {
+		if (p->rq[i]->state == VCPU_DEAD)
+			p->rq[i] = p->rq[--p->rq_len];
+		else
+			i++;
+	}
+	spin_unlock(&p->rq_lock);
+	return pick;
+}
+
+/*
+ * The one switch hook: every VCPU switch and migration passes here, so per-VCPU virtual state
+ * (the TSC now, the PMU later) is saved and restored in one place.
+ */
+static void switch_in(struct pcpu *p, struct vcpu *v)
+{
+	uint64_t now = rdtsc();
+
+	vcpu_load(v);
+	/* Seed 003, 4.2.5: a VCPU's TSC does not advance while it waits for a PCPU. */
+	if (v->dom->cfg.tsc == DOM_TSC_VCPU && v->desched_tsc)
+		v->tsc_offset -= now - v->desched_tsc;
+	vmwrite(VMCS_TSC_OFFSET, v->tsc_offset);
+	if (v->sipi_pending) {
+		vcpu_start_real_mode(v, v->sipi_vector);
+		v->sipi_pending = false;
+	}
+	p->running = v;
+	p->switches++;
+}
+
+static void switch_out(struct pcpu *p, struct vcpu *v)
+{
+	vcpu_put(v);
+	/* Only a VCPU that wanted to run was kept waiting; a halted one's clock keeps going. */
+	v->desched_tsc = v->state == VCPU_RUNNABLE ? rdtsc() : 0;
+	p->running = (struct vcpu *)0;
+}
+
+static uint64_t rng_state[MAX_PCPUS];
+
+/* migrate=random: at a slice end, move an unpinned VCPU to a random other PCPU. */
+static void maybe_migrate(struct pcpu *p, struct vcpu *v)
+{
+	struct pcpu *q;
+
+	if (!sched_opts.migrate_random || num_pcpus < 2 || v->dom->cfg.npin ||
+	    v->state == VCPU_DEAD)
+		return;
+	if (!rng_state[p->index])
+		rng_state[p->index] = sched_opts.seed * 2654435761u + p->index + 1;
+	if (xorshift(&rng_state[p->index]) % 2)
+		return;
+	q = &pcpus[(p->index + 1 + xorshift(&rng_state[p->index]) % (num_pcpus - 1)) % num_pcpus];
+	vcpu_unload(v);
+	rq_remove(p, v);
+	v->migrations++;
+	pr_debug("[%s] vcpu %u: migrates from pcpu %u to pcpu %u\n", v->dom->cfg.name, v->id,
+		 p->index, q->index);
+	sched_add(v, q);
+	q->migrations_in++;
+}
+
+static uint32_t preemption_value(struct vcpu *v, uint64_t slice_end)
+{
+	uint64_t now = rdtsc(), end = slice_end, deadline;
+
+	spin_lock(&v->lock);
+	deadline = vapic_timer_deadline(&v->apic);
+	spin_unlock(&v->lock);
+	if (deadline != VAPIC_NO_DEADLINE && deadline - v->tsc_offset < end)
+		end = deadline - v->tsc_offset;
+	if ((int64_t)(end - now) <= 0)
+		return 0;
+	end = (end - now) >> vmx_caps.preemption_rate;
+	return end > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)end;
+}
+
+/* VM entries until the slice ends, the VCPU halts or yields, or its domain ends. */
+static void run_slice(struct vcpu *v)
+{
+	uint64_t slice_end = rdtsc() + sched_opts.slice_us * tsc_khz / 1000;
+
+	v->resched = false;
+	while (v->state == VCPU_RUNNABLE && v->dom->state == DOM_RUNNING && !v->resched) {
+		uint64_t t_entry, t_exit;
+
+		if ((int64_t)(rdtsc() - slice_end) >= 0)
+			break;
+		irq_deliver(v);
+		vmwrite(VMCS_PREEMPTION_TIMER, preemption_value(v, slice_end));
+		t_entry = rdtsc();
+		if (!vmx_enter(v)) {
+			dom_kill(v->dom, v, "VM entry failed");
+			break;
+		}
+		t_exit = rdtsc();
+		v->run_tsc += t_exit - t_entry;
+		vmexit_handle(v);
+		v->hv_tsc += rdtsc() - t_exit;
+	}
+}
+
+static void finish_run(void)
+{
+	if (__atomic_exchange_n(&run_finished, 1, __ATOMIC_ACQ_REL))
+		cpu_halt_forever();
+	hv_exit(dom_summary());
+}
+
+void sched_run(void)
+{
+	struct pcpu *p = this_pcpu();
+
+	for (;;) {
+		struct vcpu *v;
+		uint64_t idle_start;
+
+		if (run_finished)
+			cpu_halt_forever();
+		if (dom_all_ended())
+			finish_run();
+		v = pick_next(p);
+		if (!v) {
+			idle_start = rdtsc();
+			cpu_relax();
+			p->idle_tsc += rdtsc() - idle_start;
+			continue;
+		}
+		switch_in(p, v);
+		run_slice(v);
+		switch_out(p, v);
+		maybe_migrate(p, v);
+	}
+}
+
+static void deliver_ipi(struct vcpu *t, const struct vapic_ipi *ipi)
+{
+	switch (ipi->mode) {
+	case VAPIC_DM_FIXED:
+	case VAPIC_DM_LOWEST:
+		spin_lock(&t->lock);
+		vapic_set_irr(&t->apic, ipi->vector);
+		spin_unlock(&t->lock);
+		if (t->state == VCPU_HALTED)
+			t->state = VCPU_RUNNABLE;
+		break;
+	case VAPIC_DM_INIT:
+		/* SDM Vol. 3A 10.4.2: INIT puts an AP back to waiting for SIPI. */
+		if (t->id) {
+			spin_lock(&t->lock);
+			vapic_init(&t->apic, t->id);
+			spin_unlock(&t->lock);
+			t->state = VCPU_WAIT_SIPI;
+		}
+		break;
+	case VAPIC_DM_SIPI:
+		/* Only a VCPU waiting for SIPI takes it; a second SIPI is ignored. */
+		if (t->state == VCPU_WAIT_SIPI) {
+			t->sipi_vector = ipi->vector;
+			t->sipi_pending = true;
+			t->state = VCPU_RUNNABLE;
+		}
+		break;
+	default:
+		pr_debug("[%s] IPI delivery mode %u is not emulated\n", t->dom->cfg.name,
+			 ipi->mode);
+		break;
+	}
+}
+
+void sched_send_ipi(struct vcpu *from, const struct vapic_ipi *ipi)
+{
+	struct domain *d = from->dom;
+
+	for (unsigned i = 0; i < d->nvcpus; i++) {
+		struct vcpu *t = d->vcpus[i];
+
+		if (vapic_is_target(&t->apic, ipi, t == from))
+			deliver_ipi(t, ipi);
+	}
+}

@@ -1,0 +1,33 @@
+/* The VCPU scheduler: per-PCPU round-robin run queues, slices on the VMX preemption timer, migration. */
+#ifndef PERFVISOR_HV_SCHED_H
+#define PERFVISOR_HV_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hv/vapic.h"
+
+struct vcpu;
+struct pcpu;
+
+struct sched_options {
+	uint64_t slice_us;		/* slice= */
+	bool migrate_random;		/* migrate=random */
+	uint64_t seed;			/* seed= */
+};
+
+extern struct sched_options sched_opts;
+extern uint64_t tsc_khz;
+
+/* Measures the TSC rate against the PIT, for slices given in microseconds. */
+void sched_calibrate_tsc(void);
+/* Puts a VCPU on a PCPU's run queue. */
+void sched_add(struct vcpu *v, struct pcpu *p);
+/* This PCPU's scheduling loop; ends the run when every domain has ended. */
+__attribute__((noreturn)) void sched_run(void);
+/* The guest TSC of v now (host TSC + its offset). */
+uint64_t sched_guest_tsc(struct vcpu *v);
+/* Routes an IPI from a guest's ICR write to its domain's VCPUs. */
+void sched_send_ipi(struct vcpu *from, const struct vapic_ipi *ipi);
+
+#endif

@@ -1,0 +1,407 @@
+/* A virtual local xAPIC per VCPU: MMIO registers, interrupt priorities, timer, IPIs and PMIs. */
+#include "hv/vapic.h"
+
+/* Register offsets, SDM Vol. 3A Table 11-1. */
+#define REG_ID		0x020
+#define REG_VERSION	0x030
+#define REG_TPR		0x080
+#define REG_APR		0x090
+#define REG_PPR		0x0a0
+#define REG_EOI		0x0b0
+#define REG_RRD		0x0c0
+#define REG_LDR		0x0d0
+#define REG_DFR		0x0e0
+#define REG_SPIV	0x0f0
+#define REG_ISR		0x100
+#define REG_TMR		0x180
+#define REG_IRR		0x200
+#define REG_ESR		0x280
+#define REG_ICR_LO	0x300
+#define REG_ICR_HI	0x310
+#define REG_LVT		0x320
+#define REG_TIMER_ICR	0x380
+#define REG_TIMER_CCR	0x390
+#define REG_TIMER_DCR	0x3e0
+
+/* SDM Vol. 3A 11.4.8: version 0x14 (xAPIC); Max LVT Entry = six entries minus one, no CMCI. */
+#define VERSION		(0x14 | (VAPIC_LVT_N - 1) << 16)
+
+#define SPIV_MASK	0x3ff		/* vector, software enable, focus checking */
+#define SPIV_ENABLE	(1u << 8)
+#define LVT_MASKED	(1u << 16)
+#define LVT_PERIODIC	(1u << 17)
+#define ICR_LO_MASK	0x000ccfff	/* delivery status (bit 12) always reads 0 */
+#define ICR_LOGICAL	(1u << 11)
+#define ICR_ASSERT	(1u << 14)
+#define DCR_MASK	0x0b
+
+/* ESR bits, SDM Vol. 3A 11.5.3. */
+#define ESR_SEND_ILLEGAL	(1u << 5)
+#define ESR_RECV_ILLEGAL	(1u << 6)
+#define ESR_ILLEGAL_REG		(1u << 7)
+
+/* Writable bits of each LVT entry (SDM Vol. 3A Figure 11-8); bit 18 (TSC-deadline) is not offered. */
+static const uint32_t lvt_mask[VAPIC_LVT_N] = {
+	[VAPIC_LVT_TIMER] = 0x300ff,
+	[VAPIC_LVT_THERMAL] = 0x107ff,
+	[VAPIC_LVT_PMC] = 0x107ff,
+	[VAPIC_LVT_LINT0] = 0x1a7ff,
+	[VAPIC_LVT_LINT1] = 0x1a7ff,
+	[VAPIC_LVT_ERROR] = 0x100ff,
+};
+
+static bool test_vec(const uint32_t *r, unsigned v)
+{
+	return r[v / 32] >> v % 32 & 1;
+}
+
+static void set_vec(uint32_t *r, unsigned v)
+{
+	r[v / 32] |= 1u << v % 32;
+}
+
+static void clear_vec(uint32_t *r, unsigned v)
+{
+	r[v / 32] &= ~(1u << v % 32);
+}
+
+static int highest_vec(const uint32_t *r)
+{
+	int i;
+
+	for (i = 7; i >= 0; i--)
+		if (r[i])
+			return i * 32 + 31 - __builtin_clz(r[i]);
+	return -1;
+}
+
+void vapic_init(struct vapic *a, uint8_t id)
+{
+	unsigned i;
+
+	__builtin_memset(a, 0, sizeof(*a));
+	a->id = id;
+	a->dfr = 0xffffffff;
+	a->spiv = 0xff;
+	for (i = 0; i < VAPIC_LVT_N; i++)
+		a->lvt[i] = LVT_MASKED;
+}
+
+static void deliver_fixed(struct vapic *a, unsigned vector);
+
+/*
+ * SDM Vol. 3A 11.5.3: record the error and signal it through the LVT error entry.
+ * Only a new error bit signals, so an illegal error vector cannot loop.
+ */
+static void raise_error(struct vapic *a, uint32_t bit)
+{
+	if (a->esr_pending & bit)
+		return;
+	a->esr_pending |= bit;
+	if (!(a->lvt[VAPIC_LVT_ERROR] & LVT_MASKED))
+		deliver_fixed(a, a->lvt[VAPIC_LVT_ERROR] & 0xff);
+}
+
+/*
+ * SDM Vol. 3A 11.4.7.2: a software-disabled APIC takes only INIT, NMI, SMI and
+ * SIPI, so fixed interrupts are dropped. Vectors 0-15 are illegal (11.5.2).
+ * Every source here is edge-triggered, so TMR stays 0.
+ */
+static void deliver_fixed(struct vapic *a, unsigned vector)
+{
+	if (!(a->spiv & SPIV_ENABLE))
+		return;
+	if (vector < 16) {
+		raise_error(a, ESR_RECV_ILLEGAL);
+		return;
+	}
+	set_vec(a->irr, vector);
+}
+
+void vapic_set_irr(struct vapic *a, uint8_t vector)
+{
+	deliver_fixed(a, vector);
+}
+
+/* SDM Vol. 3A 11.8.3.1: PPR is TPR unless the highest in-service class is above it. */
+static uint32_t ppr(const struct vapic *a)
+{
+	int isrv = highest_vec(a->isr);
+	uint32_t isr_class = isrv < 0 ? 0 : (uint32_t)isrv & 0xf0;
+
+	return (a->tpr & 0xf0) >= isr_class ? a->tpr : isr_class;
+}
+
+/* SDM Vol. 3A 11.8.4: the highest IRR vector goes to the core if its class is above PPR's. */
+int vapic_pending(const struct vapic *a)
+{
+	int irrv = highest_vec(a->irr);
+
+	if (irrv < 0 || ((uint32_t)irrv & 0xf0) <= (ppr(a) & 0xf0))
+		return -1;
+	return irrv;
+}
+
+void vapic_ack(struct vapic *a, uint8_t vector)
+{
+	if (!test_vec(a->irr, vector))
+		return;
+	clear_vec(a->irr, vector);
+	set_vec(a->isr, vector);
+}
+
+/* SDM Vol. 3A 11.8.5: EOI retires the highest-priority in-service interrupt. */
+static void eoi(struct vapic *a)
+{
+	int isrv = highest_vec(a->isr);
+
+	if (isrv >= 0)
+		clear_vec(a->isr, isrv);
+}
+
+/* SDM Vol. 3A Figure 11-10: DCR bits 3,1:0 = 111b divide by 1, else by 2 << value. */
+static unsigned timer_shift(const struct vapic *a)
+{
+	unsigned v = (a->timer_dcr >> 1 & 4) | (a->timer_dcr & 3);
+
+	return (v + 1) & 7;
+}
+
+static uint64_t timer_expiry(const struct vapic *a)
+{
+	uint64_t ticks = (uint64_t)a->timer_count << timer_shift(a);
+
+	return a->timer_start > UINT64_MAX - ticks ? UINT64_MAX : a->timer_start + ticks;
+}
+
+void vapic_timer_update(struct vapic *a, uint64_t now)
+{
+	uint64_t expiry, period;
+
+	if (!a->timer_armed)
+		return;
+	expiry = timer_expiry(a);
+	if (now < expiry)
+		return;
+	/* SDM Vol. 3A 11.5.4: the mask stops the interrupt, not the count. */
+	if (!(a->lvt[VAPIC_LVT_TIMER] & LVT_MASKED))
+		deliver_fixed(a, a->lvt[VAPIC_LVT_TIMER] & 0xff);
+	if (a->lvt[VAPIC_LVT_TIMER] & LVT_PERIODIC) {
+		/* Reload from the initial count; periods missed entirely are skipped. */
+		period = (uint64_t)a->timer_initial << timer_shift(a);
+		a->timer_start = expiry + (now - expiry) / period * period;
+		a->timer_count = a->timer_initial;
+	} else {
+		a->timer_armed = false;
+		a->timer_count = 0;
+	}
+}
+
+uint64_t vapic_timer_deadline(const struct vapic *a)
+{
+	if (!a->timer_armed || (a->lvt[VAPIC_LVT_TIMER] & LVT_MASKED))
+		return VAPIC_NO_DEADLINE;
+	return timer_expiry(a);
+}
+
+/* Current count at now, which vapic_timer_update() has already reached. */
+static uint32_t timer_current(const struct vapic *a, uint64_t now)
+{
+	uint64_t elapsed = now > a->timer_start ? now - a->timer_start : 0;
+
+	if (!a->timer_armed)
+		return 0;
+	return a->timer_count - (elapsed >> timer_shift(a));
+}
+
+enum vapic_pmi vapic_pmi(struct vapic *a)
+{
+	uint32_t lvt = a->lvt[VAPIC_LVT_PMC];
+
+	if (lvt & LVT_MASKED)
+		return VAPIC_PMI_NONE;
+	/* SDM Vol. 3A Figure 11-8 note: delivering a PMI sets the LVTPC mask bit. */
+	a->lvt[VAPIC_LVT_PMC] |= LVT_MASKED;
+	switch (lvt >> 8 & 7) {
+	case VAPIC_DM_FIXED:
+		deliver_fixed(a, lvt & 0xff);
+		return VAPIC_PMI_FIXED;
+	case VAPIC_DM_NMI:
+		return VAPIC_PMI_NMI;
+	default:
+		return VAPIC_PMI_NONE;
+	}
+}
+
+/* SDM Vol. 3A 11.6.2: physical or logical (flat or cluster) destination, 0xFF broadcasts. */
+bool vapic_is_target(const struct vapic *a, const struct vapic_ipi *ipi, bool self)
+{
+	uint8_t ldr = a->ldr >> 24;
+
+	switch (ipi->shorthand) {
+	case VAPIC_SH_SELF:
+		return self;
+	case VAPIC_SH_ALL:
+		return true;
+	case VAPIC_SH_OTHERS:
+		return !self;
+	}
+	if (ipi->dest == 0xff)
+		return true;
+	if (!ipi->logical)
+		return ipi->dest == a->id;
+	if (a->dfr >> 28 == 0xf)
+		return ldr & ipi->dest;
+	return (ldr >> 4) == (ipi->dest >> 4) && (ldr & ipi->dest & 0xf);
+}
+
+/* Register value for a read; reserved offsets flag an illegal register address. */
+static uint32_t read_reg(struct vapic *a, unsigned reg, uint64_t now)
+{
+	if (reg >= REG_ISR && reg < REG_TMR)
+		return a->isr[(reg - REG_ISR) >> 4];
+	if (reg >= REG_TMR && reg < REG_IRR)
+		return 0;
+	if (reg >= REG_IRR && reg < REG_ESR)
+		return a->irr[(reg - REG_IRR) >> 4];
+	if (reg >= REG_LVT && reg < REG_TIMER_ICR)
+		return a->lvt[(reg - REG_LVT) >> 4];
+	switch (reg) {
+	case REG_ID:
+		return (uint32_t)a->id << 24;
+	case REG_VERSION:
+		return VERSION;
+	case REG_TPR:
+		return a->tpr;
+	case REG_APR:	/* APR and RRD: not on Pentium 4 and later, Table 11-1 note 1 */
+	case REG_RRD:
+	case REG_EOI:	/* write-only */
+		return 0;
+	case REG_PPR:
+		return ppr(a);
+	case REG_LDR:
+		return a->ldr;
+	case REG_DFR:
+		return a->dfr;
+	case REG_SPIV:
+		return a->spiv;
+	case REG_ESR:
+		return a->esr;
+	case REG_ICR_LO:
+		return a->icr_lo;
+	case REG_ICR_HI:
+		return a->icr_hi;
+	case REG_TIMER_ICR:
+		return a->timer_initial;
+	case REG_TIMER_CCR:
+		return timer_current(a, now);
+	case REG_TIMER_DCR:
+		return a->timer_dcr;
+	default:
+		raise_error(a, ESR_ILLEGAL_REG);
+		return 0;
+	}
+}
+
+uint32_t vapic_read(struct vapic *a, unsigned off, unsigned size, uint64_t now)
+{
+	unsigned byte = off & 0xf;
+
+	if (off >= 0x1000 || (size != 1 && size != 2 && size != 4) || byte + size > 4)
+		return 0;
+	vapic_timer_update(a, now);
+	return (uint64_t)read_reg(a, off - byte, now) >> 8 * byte & (0xffffffffu >> (32 - 8 * size));
+}
+
+/* ICR low written: SDM Vol. 3A 11.6.1. Returns whether an IPI goes out. */
+static bool send_ipi(struct vapic *a, struct vapic_ipi *ipi)
+{
+	ipi->mode = a->icr_lo >> 8 & 7;
+	ipi->vector = a->icr_lo & 0xff;
+	ipi->shorthand = a->icr_lo >> 18 & 3;
+	ipi->logical = a->icr_lo & ICR_LOGICAL;
+	ipi->dest = a->icr_hi >> 24;
+	/* An INIT level de-assert only resynchronizes arbitration IDs (11.4.7.4): nothing to send. */
+	if (ipi->mode == VAPIC_DM_INIT && !(a->icr_lo & ICR_ASSERT))
+		return false;
+	if ((ipi->mode == VAPIC_DM_FIXED || ipi->mode == VAPIC_DM_LOWEST) && ipi->vector < 16) {
+		raise_error(a, ESR_SEND_ILLEGAL);
+		return false;
+	}
+	return true;
+}
+
+bool vapic_write(struct vapic *a, unsigned off, unsigned size, uint32_t val, uint64_t now,
+		 struct vapic_ipi *ipi)
+{
+	unsigned i;
+
+	if (off >= 0x1000 || (off & 0xf) || size != 4)
+		return false;
+	vapic_timer_update(a, now);
+	if (off >= REG_LVT && off < REG_TIMER_ICR) {
+		i = (off - REG_LVT) >> 4;
+		a->lvt[i] = val & lvt_mask[i];
+		/* SDM Vol. 3A 11.4.7.2: while software-disabled the masks cannot be cleared. */
+		if (!(a->spiv & SPIV_ENABLE))
+			a->lvt[i] |= LVT_MASKED;
+		return false;
+	}
+	switch (off) {
+	case REG_TPR:
+		a->tpr = val & 0xff;
+		break;
+	case REG_EOI:
+		eoi(a);
+		break;
+	case REG_LDR:
+		a->ldr = val & 0xff000000;
+		break;
+	case REG_DFR:
+		a->dfr = val | 0x0fffffff;	/* bits 27:0 read as 1s */
+		break;
+	case REG_SPIV:
+		a->spiv = val & SPIV_MASK;
+		if (!(a->spiv & SPIV_ENABLE))
+			for (i = 0; i < VAPIC_LVT_N; i++)
+				a->lvt[i] |= LVT_MASKED;
+		break;
+	case REG_ESR:
+		/* SDM Vol. 3A 11.5.3: a write latches the errors seen since the last one. */
+		a->esr = a->esr_pending;
+		a->esr_pending = 0;
+		break;
+	case REG_ICR_LO:
+		a->icr_lo = val & ICR_LO_MASK;
+		return send_ipi(a, ipi);
+	case REG_ICR_HI:
+		a->icr_hi = val & 0xff000000;
+		break;
+	case REG_TIMER_ICR:
+		/* SDM Vol. 3A 11.5.4: writing the initial count (re)starts the timer, 0 stops it. */
+		a->timer_initial = val;
+		a->timer_count = val;
+		a->timer_start = now;
+		a->timer_armed = val != 0;
+		break;
+	case REG_TIMER_DCR:
+		/* Keep the count reached so far; the new divisor applies from now on. */
+		a->timer_count = timer_current(a, now);
+		a->timer_start = now;
+		a->timer_dcr = val & DCR_MASK;
+		break;
+	case REG_ID:	/* read-only since Nehalem (Table 11-1 note) */
+	case REG_VERSION:
+	case REG_APR:
+	case REG_PPR:
+	case REG_RRD:
+	case REG_TIMER_CCR:
+		break;
+	default:
+		/* ISR, TMR and IRR are read-only; everything else here is reserved. */
+		if (off < REG_ISR || off >= REG_ESR)
+			raise_error(a, ESR_ILLEGAL_REG);
+		break;
+	}
+	return false;
+}

@@ -1,0 +1,108 @@
+/* A virtual local xAPIC per VCPU: MMIO registers, interrupt priorities, timer, IPIs and PMIs. */
+#ifndef PERFVISOR_HV_VAPIC_H
+#define PERFVISOR_HV_VAPIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define VAPIC_BASE		0xFEE00000u	/* the 4 KiB register page */
+#define VAPIC_NO_DEADLINE	UINT64_MAX
+
+/* LVT entries in register order from 0x320. */
+enum vapic_lvt {
+	VAPIC_LVT_TIMER,
+	VAPIC_LVT_THERMAL,
+	VAPIC_LVT_PMC,
+	VAPIC_LVT_LINT0,
+	VAPIC_LVT_LINT1,
+	VAPIC_LVT_ERROR,
+	VAPIC_LVT_N
+};
+
+/* Delivery modes, ICR and LVT bits 10:8 (SDM Vol. 3A 11.6.1). */
+enum vapic_dm {
+	VAPIC_DM_FIXED = 0,
+	VAPIC_DM_LOWEST = 1,
+	VAPIC_DM_SMI = 2,
+	VAPIC_DM_NMI = 4,
+	VAPIC_DM_INIT = 5,
+	VAPIC_DM_SIPI = 6,
+};
+
+/* Destination shorthands, ICR bits 19:18. */
+enum vapic_shorthand {
+	VAPIC_SH_NONE,
+	VAPIC_SH_SELF,
+	VAPIC_SH_ALL,		/* including self */
+	VAPIC_SH_OTHERS,	/* all excluding self */
+};
+
+/* An IPI the guest asked for by writing ICR low; the hypervisor routes it. */
+struct vapic_ipi {
+	uint8_t mode;		/* enum vapic_dm as written; the caller drops modes it does not offer */
+	uint8_t vector;		/* fixed/lowest: vector; SIPI: start page */
+	uint8_t shorthand;	/* enum vapic_shorthand */
+	bool logical;		/* dest is a logical (LDR) destination, else an APIC ID */
+	uint8_t dest;		/* ICR bits 63:56 */
+};
+
+/* What vapic_pmi() did. */
+enum vapic_pmi {
+	VAPIC_PMI_NONE,		/* LVTPC masked (or a mode we do not model): nothing delivered */
+	VAPIC_PMI_FIXED,	/* its vector was offered to the IRR */
+	VAPIC_PMI_NMI,		/* the caller must inject an NMI */
+};
+
+struct vapic {
+	uint8_t id;
+	uint32_t tpr, ldr, dfr, spiv, icr_lo, icr_hi;
+	uint32_t esr;		/* what the guest reads */
+	uint32_t esr_pending;	/* errors since the last ESR write */
+	uint32_t lvt[VAPIC_LVT_N];
+	uint32_t irr[8], isr[8];
+	uint32_t timer_initial, timer_dcr;
+	bool timer_armed;
+	uint64_t timer_start;	/* guest TSC at which the count was timer_count */
+	uint32_t timer_count;
+};
+
+/* Power-up state, also the state after INIT (SDM Vol. 3A 11.4.7.1, 11.4.7.3). */
+void vapic_init(struct vapic *a, uint8_t id);
+
+/*
+ * Guest MMIO at VAPIC_BASE + off, at guest TSC now. Registers are 32-bit at
+ * 16-byte aligned offsets (SDM Vol. 3A 11.4.1). A 1, 2 or 4-byte read inside the
+ * first dword of a register returns those bytes; any other read returns 0.
+ * Only 4-byte writes at 16-byte aligned offsets take effect. vapic_write()
+ * returns true and fills *ipi when the write asks for an IPI.
+ */
+uint32_t vapic_read(struct vapic *a, unsigned off, unsigned size, uint64_t now);
+bool vapic_write(struct vapic *a, unsigned off, unsigned size, uint32_t val, uint64_t now,
+		 struct vapic_ipi *ipi);
+
+/* Whether this APIC is a destination of ipi; self: it is the sender's. */
+bool vapic_is_target(const struct vapic *a, const struct vapic_ipi *ipi, bool self);
+
+/* A fixed, edge-triggered interrupt arrives (IPI or device). */
+void vapic_set_irr(struct vapic *a, uint8_t vector);
+
+/* Highest IRR vector the VCPU may take now, or -1 (guest RFLAGS.IF is the caller's). */
+int vapic_pending(const struct vapic *a);
+
+/* The hypervisor injected vector: it moves from IRR to ISR. */
+void vapic_ack(struct vapic *a, uint8_t vector);
+
+/*
+ * The timer counts guest TSC ticks divided by the divide configuration: its input
+ * clock is the guest TSC, 1:1. vapic_timer_update() delivers expirations up to now
+ * (a periodic timer that missed several periods fires once) and re-arms.
+ * vapic_timer_deadline() is the guest TSC of the next expiry that would deliver
+ * an interrupt, or VAPIC_NO_DEADLINE.
+ */
+void vapic_timer_update(struct vapic *a, uint64_t now);
+uint64_t vapic_timer_deadline(const struct vapic *a);
+
+/* A counter overflowed with its PMI bit set: deliver through LVTPC. */
+enum vapic_pmi vapic_pmi(struct vapic *a);
+
+#endif

@@ -1,0 +1,294 @@
+/* Builds and loads VMCSs: controls derived from the capability MSRs, host state per PCPU, guest start states. */
+#include "boot/cpu.h"
+#include "boot/frame.h"
+#include "boot/printk.h"
+#include "boot/string.h"
+#include "hv/domain.h"
+#include "hv/pcpu.h"
+#include "hv/vcpu.h"
+#include "hv/vmx.h"
+#include "hv/vmx_caps.h"
+#include "hv/vmx_ops.h"
+
+#define CR0_PE	(1ull << 0)
+#define CR0_ET	(1ull << 4)
+#define CR0_NE	(1ull << 5)
+#define CR0_NW	(1ull << 29)
+#define CR0_CD	(1ull << 30)
+#define CR0_PG	(1ull << 31)
+#define CR4_VMXE (1ull << 13)
+
+/* VMX access rights (SDM Vol. 3C 25.4.1, table 25-2). */
+#define AR_CODE64	0xA09B
+#define AR_CODE32	0xC09B
+#define AR_DATA32	0xC093
+#define AR_CODE16	0x009B
+#define AR_DATA16	0x0093
+#define AR_TSS_BUSY	0x008B
+#define AR_UNUSABLE	0x10000
+
+extern const char vmx_exit_entry[];
+
+static uint16_t next_vpid = 1;
+
+/* Only the bits the CPU really lets us set, plus those it insists on (SDM Vol. 3D A.3-A.5). */
+static uint32_t ctl(uint64_t cap, uint32_t want)
+{
+	return (want | (uint32_t)cap) & (uint32_t)(cap >> 32);
+}
+
+static void write_segment(enum vmcs_field sel, uint16_t selector, uint64_t base, uint32_t limit,
+			  uint32_t ar)
+{
+	/* Selector, limit, AR and base fields of one segment are at fixed strides. */
+	unsigned idx = (sel - VMCS_GUEST_ES_SEL) / 2;
+
+	vmwrite(sel, selector);
+	vmwrite(VMCS_GUEST_ES_LIMIT + idx * 2, limit);
+	vmwrite(VMCS_GUEST_ES_AR + idx * 2, ar);
+	vmwrite(VMCS_GUEST_ES_BASE + idx * 2, base);
+}
+
+static void write_controls(struct vcpu *v)
+{
+	struct vmx_caps *c = &vmx_caps;
+	uint32_t cpu2 = CPU2_ENABLE_EPT | CPU2_UNRESTRICTED_GUEST | CPU2_ENABLE_VPID;
+
+	/* External interrupts and NMIs belong to the host; the timer ends slices. */
+	vmwrite(VMCS_PIN_CTLS, ctl(c->pinbased, PIN_EXTINT_EXITING | PIN_NMI_EXITING |
+				   PIN_PREEMPTION_TIMER));
+	/* Every port traps (the device model is all emulated); CR3 accesses need no exit with EPT. */
+	vmwrite(VMCS_CPU_CTLS, ctl(c->procbased, CPU_HLT_EXITING | CPU_UNCOND_IO_EXITING |
+				   CPU_USE_MSR_BITMAPS | CPU_RDPMC_EXITING | CPU_TSC_OFFSETTING |
+				   CPU_MWAIT_EXITING | CPU_MONITOR_EXITING | CPU_SECONDARY_CTLS));
+	if (cpuid(0x80000001, 0).edx & (1u << 27))
+		cpu2 |= CPU2_ENABLE_RDTSCP;
+	vmwrite(VMCS_CPU2_CTLS, ctl(c->procbased2, cpu2));
+	vmwrite(VMCS_EXIT_CTLS, ctl(c->exit, EXIT_HOST_ADDR_SPACE_SIZE | EXIT_ACK_INTR_ON_EXIT |
+				    EXIT_SAVE_EFER | EXIT_LOAD_EFER | EXIT_SAVE_PAT | EXIT_LOAD_PAT));
+	vmwrite(VMCS_ENTRY_CTLS, ctl(c->entry, ENTRY_LOAD_EFER | ENTRY_LOAD_PAT));
+	vmwrite(VMCS_EXCEPTION_BITMAP, 0);
+	vmwrite(VMCS_PF_ERR_MASK, 0);
+	vmwrite(VMCS_PF_ERR_MATCH, 0);
+	vmwrite(VMCS_CR3_TARGET_COUNT, 0);
+	vmwrite(VMCS_MSR_BITMAP, vmx_msr_bitmap_pa);
+	vmwrite(VMCS_EXIT_MSR_STORE_COUNT, 0);
+	vmwrite(VMCS_EXIT_MSR_LOAD_COUNT, 0);
+	vmwrite(VMCS_ENTRY_MSR_LOAD_COUNT, 0);
+	vmwrite(VMCS_ENTRY_INTR_INFO, 0);
+	vmwrite(VMCS_EPT_POINTER, v->dom->eptp);
+	if (c->vpid)
+		vmwrite(VMCS_VPID, next_vpid++);
+	vmwrite(VMCS_LINK_POINTER, ~0ull);
+	vmwrite(VMCS_TSC_OFFSET, 0);
+	/*
+	 * The host owns CR0.NE and CR0.PG (NE is fixed to 1 in VMX operation; PG changes must
+	 * update EFER.LMA and the IA-32e entry control), and CR4.VMXE, hidden from the guest.
+	 */
+	vmwrite(VMCS_CR0_MASK, CR0_NE | CR0_PG);
+	vmwrite(VMCS_CR4_MASK, CR4_VMXE);
+}
+
+int vcpu_init(struct vcpu *v, struct domain *d, unsigned id)
+{
+	uint64_t pa = frame_alloc();
+
+	if (!pa)
+		return -1;
+	*(uint32_t *)pa = vmx_caps.basic & 0x7FFFFFFF;	/* VMCS revision (SDM Vol. 3C 25.2) */
+	v->vmcs_pa = pa;
+	v->dom = d;
+	v->id = id;
+	v->state = id ? VCPU_WAIT_SIPI : VCPU_RUNNABLE;
+	vapic_init(&v->apic, id);
+	if (!vmclear(pa) || !vmptrld(pa))
+		return -1;
+	this_pcpu()->loaded = v;
+	write_controls(v);
+	vmwrite(VMCS_GUEST_DEBUGCTL, 0);
+	vmwrite(VMCS_GUEST_DR7, 0x400);
+	vmwrite(VMCS_GUEST_PAT, 0x0007040600070406ull);	/* the power-on PAT */
+	vmwrite(VMCS_GUEST_SYSENTER_CS, 0);
+	vmwrite(VMCS_GUEST_SYSENTER_ESP, 0);
+	vmwrite(VMCS_GUEST_SYSENTER_EIP, 0);
+	vmwrite(VMCS_GUEST_INTERRUPTIBILITY, 0);
+	vmwrite(VMCS_GUEST_ACTIVITY_STATE, ACTIVITY_ACTIVE);
+	vmwrite(VMCS_GUEST_PENDING_DBG, 0);
+	vmwrite(VMCS_GUEST_RFLAGS, 0x2);
+	write_segment(VMCS_GUEST_LDTR_SEL, 0, 0, 0, AR_UNUSABLE);
+	write_segment(VMCS_GUEST_TR_SEL, 0, 0, 0x67, AR_TSS_BUSY);
+	return 0;
+}
+
+/* Guest CR0/CR4 with the bits VMX insists on (SDM Vol. 3D A.7-A.8), and what the guest reads. */
+static void write_crs(uint64_t cr0, uint64_t cr3, uint64_t cr4)
+{
+	uint64_t fixed0 = vmx_caps.cr0_fixed0;
+
+	if (vmx_caps.unrestricted)
+		fixed0 &= ~(CR0_PE | CR0_PG);	/* SDM Vol. 3C 26.3.1.1 */
+	vmwrite(VMCS_GUEST_CR0, (cr0 | fixed0) & vmx_caps.cr0_fixed1);
+	vmwrite(VMCS_CR0_SHADOW, cr0);
+	vmwrite(VMCS_GUEST_CR3, cr3);
+	vmwrite(VMCS_GUEST_CR4, (cr4 | vmx_caps.cr4_fixed0) & vmx_caps.cr4_fixed1);
+	vmwrite(VMCS_CR4_SHADOW, cr4);
+}
+
+static void set_ia32e(bool on)
+{
+	uint64_t entry = vmread(VMCS_ENTRY_CTLS);
+
+	vmwrite(VMCS_ENTRY_CTLS, on ? entry | ENTRY_IA32E_MODE : entry & ~ENTRY_IA32E_MODE);
+}
+
+void vcpu_start_long_mode(struct vcpu *v, uint64_t rip, uint64_t cr3, uint64_t gdt)
+{
+	(void)v;
+	write_crs(CR0_PE | CR0_ET | CR0_NE | CR0_PG, cr3, 1ull << 5 /* PAE */);
+	vmwrite(VMCS_GUEST_EFER, MSR_EFER_LME | MSR_EFER_LMA);
+	set_ia32e(true);
+	write_segment(VMCS_GUEST_CS_SEL, GUEST_SEL_CODE, 0, 0xFFFFFFFF, AR_CODE64);
+	for (enum vmcs_field f = VMCS_GUEST_ES_SEL; f <= VMCS_GUEST_GS_SEL; f += 2)
+		if (f != VMCS_GUEST_CS_SEL)
+			write_segment(f, GUEST_SEL_DATA, 0, 0xFFFFFFFF, AR_DATA32);
+	vmwrite(VMCS_GUEST_GDTR_BASE, gdt);
+	vmwrite(VMCS_GUEST_GDTR_LIMIT, GUEST_GDT_LIMIT);
+	vmwrite(VMCS_GUEST_IDTR_BASE, 0);
+	vmwrite(VMCS_GUEST_IDTR_LIMIT, 0xFFFF);
+	vmwrite(VMCS_GUEST_RIP, rip);
+	vmwrite(VMCS_GUEST_RSP, 0);
+}
+
+void vcpu_start_protected32(struct vcpu *v, uint32_t eip, uint64_t gdt)
+{
+	(void)v;
+	/* Multiboot 0.6.96 3.2: protected mode, paging off, flat 32-bit segments. */
+	write_crs(CR0_PE | CR0_ET | CR0_NE, 0, 0);
+	vmwrite(VMCS_GUEST_EFER, 0);
+	set_ia32e(false);
+	write_segment(VMCS_GUEST_CS_SEL, GUEST_SEL_CODE, 0, 0xFFFFFFFF, AR_CODE32);
+	for (enum vmcs_field f = VMCS_GUEST_ES_SEL; f <= VMCS_GUEST_GS_SEL; f += 2)
+		if (f != VMCS_GUEST_CS_SEL)
+			write_segment(f, GUEST_SEL_DATA, 0, 0xFFFFFFFF, AR_DATA32);
+	vmwrite(VMCS_GUEST_GDTR_BASE, gdt);
+	vmwrite(VMCS_GUEST_GDTR_LIMIT, GUEST_GDT_LIMIT);
+	vmwrite(VMCS_GUEST_IDTR_BASE, 0);
+	vmwrite(VMCS_GUEST_IDTR_LIMIT, 0x3FF);
+	vmwrite(VMCS_GUEST_RIP, eip);
+	vmwrite(VMCS_GUEST_RSP, 0);
+}
+
+void vcpu_start_real_mode(struct vcpu *v, uint8_t vector)
+{
+	(void)v;
+	/* SDM Vol. 3A 10.4.4 / 9.1.1: after INIT+SIPI, CS = vector << 8, IP = 0, real mode. */
+	write_crs(CR0_ET | CR0_NE, 0, 0);
+	vmwrite(VMCS_GUEST_EFER, 0);
+	set_ia32e(false);
+	write_segment(VMCS_GUEST_CS_SEL, (uint16_t)vector << 8, (uint64_t)vector << 12, 0xFFFF,
+		      AR_CODE16);
+	for (enum vmcs_field f = VMCS_GUEST_ES_SEL; f <= VMCS_GUEST_GS_SEL; f += 2)
+		if (f != VMCS_GUEST_CS_SEL)
+			write_segment(f, 0, 0, 0xFFFF, AR_DATA16);
+	vmwrite(VMCS_GUEST_GDTR_BASE, 0);
+	vmwrite(VMCS_GUEST_GDTR_LIMIT, 0xFFFF);
+	vmwrite(VMCS_GUEST_IDTR_BASE, 0);
+	vmwrite(VMCS_GUEST_IDTR_LIMIT, 0xFFFF);
+	vmwrite(VMCS_GUEST_RIP, 0);
+	vmwrite(VMCS_GUEST_RSP, 0);
+	vmwrite(VMCS_GUEST_RFLAGS, 0x2);
+	vmwrite(VMCS_GUEST_ACTIVITY_STATE, ACTIVITY_ACTIVE);
+	vmwrite(VMCS_GUEST_INTERRUPTIBILITY, 0);
+}
+
+/* Host state that differs per PCPU (SDM Vol. 3C 25.5); the rest is the same everywhere. */
+static void write_host_state(struct pcpu *p)
+{
+	vmwrite(VMCS_HOST_CR0, read_cr0());
+	vmwrite(VMCS_HOST_CR3, read_cr3());
+	vmwrite(VMCS_HOST_CR4, read_cr4());
+	vmwrite(VMCS_HOST_CS_SEL, SEL_CODE);
+	vmwrite(VMCS_HOST_SS_SEL, SEL_DATA);
+	vmwrite(VMCS_HOST_DS_SEL, SEL_DATA);
+	vmwrite(VMCS_HOST_ES_SEL, SEL_DATA);
+	vmwrite(VMCS_HOST_FS_SEL, 0);
+	vmwrite(VMCS_HOST_GS_SEL, 0);
+	vmwrite(VMCS_HOST_TR_SEL, SEL_TSS);
+	vmwrite(VMCS_HOST_FS_BASE, 0);
+	vmwrite(VMCS_HOST_GS_BASE, (uint64_t)p);
+	vmwrite(VMCS_HOST_TR_BASE, (uint64_t)&p->tables.tss);
+	vmwrite(VMCS_HOST_GDTR_BASE, (uint64_t)p->tables.gdt);
+	vmwrite(VMCS_HOST_IDTR_BASE, vmx_host_idt_base());
+	vmwrite(VMCS_HOST_SYSENTER_CS, 0);
+	vmwrite(VMCS_HOST_SYSENTER_ESP, 0);
+	vmwrite(VMCS_HOST_SYSENTER_EIP, 0);
+	vmwrite(VMCS_HOST_EFER, rdmsr(MSR_EFER));
+	vmwrite(VMCS_HOST_PAT, rdmsr(MSR_IA32_PAT));
+	vmwrite(VMCS_HOST_RIP, (uint64_t)vmx_exit_entry);
+}
+
+static const uint32_t smsr_index[SMSR_COUNT] = {
+	[SMSR_STAR] = 0xC0000081, [SMSR_LSTAR] = 0xC0000082, [SMSR_CSTAR] = 0xC0000083,
+	[SMSR_FMASK] = 0xC0000084, [SMSR_KERNEL_GS_BASE] = 0xC0000102,
+};
+
+void vcpu_load(struct vcpu *v)
+{
+	struct pcpu *p = this_pcpu();
+
+	if (p->loaded != v) {
+		vmptrld(v->vmcs_pa);
+		p->loaded = v;
+	}
+	if (v->pcpu != p || !v->launched)
+		write_host_state(p);
+	for (unsigned i = 0; i < SMSR_COUNT; i++)
+		wrmsr(smsr_index[i], v->smsr[i]);
+}
+
+void vcpu_put(struct vcpu *v)
+{
+	for (unsigned i = 0; i < SMSR_COUNT; i++)
+		v->smsr[i] = rdmsr(smsr_index[i]);
+}
+
+void vcpu_unload(struct vcpu *v)
+{
+	struct pcpu *p = this_pcpu();
+
+	/* SDM Vol. 3C 25.11.1: a VMCS moves between processors only after VMCLEAR. */
+	vmclear(v->vmcs_pa);
+	v->launched = false;
+	if (p->loaded == v)
+		p->loaded = (struct vcpu *)0;
+}
+
+void vcpu_advance_rip(struct vcpu *v)
+{
+	uint64_t intr = vmread(VMCS_GUEST_INTERRUPTIBILITY);
+
+	(void)v;
+	vmwrite(VMCS_GUEST_RIP, vmread(VMCS_GUEST_RIP) + vmread(VMCS_EXIT_INSN_LEN));
+	/* An emulated instruction ends STI / MOV SS blocking (SDM Vol. 3C 25.4.2). */
+	if (intr & (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOV_SS))
+		vmwrite(VMCS_GUEST_INTERRUPTIBILITY,
+			intr & ~(uint64_t)(INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOV_SS));
+}
+
+void vcpu_inject_exception(struct vcpu *v, unsigned vector, bool has_error, uint32_t error)
+{
+	uint32_t info = INTR_INFO_VALID | INTR_TYPE_HW_EXCEPTION | vector;
+
+	(void)v;
+	if (has_error) {
+		info |= INTR_INFO_DELIVER_ERROR;
+		vmwrite(VMCS_ENTRY_EXC_ERROR, error);
+	}
+	vmwrite(VMCS_ENTRY_INTR_INFO, info);
+}
+
+unsigned vcpu_cpl(void)
+{
+	/* SDM Vol. 3C 28.3.1: SS.DPL is the CPL. */
+	return (vmread(VMCS_GUEST_SS_AR) >> 5) & 3;
+}

@@ -1,0 +1,98 @@
+/* A virtual CPU: guest registers, its VMCS, its virtual local APIC, exit statistics and scheduling state. */
+#ifndef PERFVISOR_HV_VCPU_H
+#define PERFVISOR_HV_VCPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "boot/spinlock.h"
+#include "hv/vapic.h"
+#include "hv/vmx_defs.h"
+
+/* GPR indexes in x86 encoding order, so decoded ModRM register numbers index gpr[] directly. */
+enum gpr {
+	GPR_RAX, GPR_RCX, GPR_RDX, GPR_RBX, GPR_RSP, GPR_RBP, GPR_RSI, GPR_RDI,
+	GPR_R8, GPR_R9, GPR_R10, GPR_R11, GPR_R12, GPR_R13, GPR_R14, GPR_R15,
+};
+
+enum vcpu_state {
+	VCPU_WAIT_SIPI,		/* an application processor before its start-up IPI */
+	VCPU_RUNNABLE,
+	VCPU_HALTED,		/* in HLT until an interrupt is pending */
+	VCPU_DEAD,		/* its domain has ended */
+};
+
+#define EXIT_RING_LEN	16
+
+struct exit_record {
+	uint32_t reason;
+	uint64_t rip, qualification, tsc;
+};
+
+/* Syscall MSRs VMX does not switch; passed through, so swapped on every VCPU switch. */
+enum { SMSR_STAR, SMSR_LSTAR, SMSR_CSTAR, SMSR_FMASK, SMSR_KERNEL_GS_BASE, SMSR_COUNT };
+
+struct domain;
+struct pcpu;
+
+struct vcpu {
+	uint64_t gpr[16];		/* hv/entry.S knows this layout: keep it first */
+	uint64_t cr2;
+	struct domain *dom;
+	unsigned id;			/* index in the domain, and its APIC ID */
+	struct pcpu *pcpu;		/* the PCPU whose run queue holds it */
+	uint64_t vmcs_pa;
+	bool launched;
+	volatile enum vcpu_state state;
+	/* Guards apic and state against other PCPUs (IPIs, wake-ups). */
+	struct spinlock lock;
+	struct vapic apic;
+	uint8_t sipi_vector;		/* start page of a SIPI not yet applied to the VMCS */
+	bool sipi_pending;
+	uint64_t smsr[SMSR_COUNT];
+	/* TSC virtualization (seed 003, 4.2.5): the TSC stops while the VCPU waits for a PCPU. */
+	uint64_t tsc_offset;
+	uint64_t desched_tsc;
+	/* Why to leave the run loop at the next exit. */
+	bool resched;
+	/* Statistics and the post-mortem ring. */
+	uint64_t exits[EXIT_REASON_MAX];
+	uint64_t total_exits;
+	uint64_t run_tsc;		/* host TSC while loaded on a PCPU */
+	uint64_t hv_tsc;		/* host TSC spent handling this VCPU's exits */
+	struct exit_record ring[EXIT_RING_LEN];
+	unsigned ring_pos;
+	unsigned migrations;
+	bool halted_for_good;		/* HLT with IF clear: only INIT could wake it */
+};
+
+/* VMCS set-up for a new VCPU; first-instruction state comes from the domain loader. */
+int vcpu_init(struct vcpu *v, struct domain *d, unsigned id);
+/* Makes v's VMCS current on this PCPU and writes the per-PCPU host state into it. */
+void vcpu_load(struct vcpu *v);
+/* Saves the state VMX does not switch, when v stops running on this PCPU. */
+void vcpu_put(struct vcpu *v);
+/* Takes v off this PCPU (VMCLEAR) so another PCPU may load it. */
+void vcpu_unload(struct vcpu *v);
+
+/* Guest state helpers used by exit handlers. */
+void vcpu_advance_rip(struct vcpu *v);
+void vcpu_inject_exception(struct vcpu *v, unsigned vector, bool has_error, uint32_t error);
+static inline void vcpu_inject_gp(struct vcpu *v)
+{
+	vcpu_inject_exception(v, 13, true, 0);
+}
+static inline void vcpu_inject_ud(struct vcpu *v)
+{
+	vcpu_inject_exception(v, 6, false, 0);
+}
+unsigned vcpu_cpl(void);
+/* First-instruction states, written into the current VMCS. */
+void vcpu_start_long_mode(struct vcpu *v, uint64_t rip, uint64_t cr3, uint64_t gdt);
+void vcpu_start_protected32(struct vcpu *v, uint32_t eip, uint64_t gdt);
+/* An application processor at a SIPI vector, in real mode (SDM Vol. 3A 10.4.4). */
+void vcpu_start_real_mode(struct vcpu *v, uint8_t vector);
+/* Prints the exit ring and guest registers: for unexpected exits and kills. */
+void vcpu_dump(struct vcpu *v, const char *why);
+
+#endif

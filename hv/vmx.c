@@ -1,0 +1,190 @@
+/* Turns VMX on per PCPU, owns the shared MSR bitmap, enters guests, and explains failed VM entries in words. */
+#include "boot/cpu.h"
+#include "boot/frame.h"
+#include "boot/printk.h"
+#include "boot/string.h"
+#include "hv/pcpu.h"
+#include "hv/vcpu.h"
+#include "hv/vmx.h"
+#include "hv/vmx_caps.h"
+#include "hv/vmx_ops.h"
+
+uint64_t vmx_msr_bitmap_pa;
+
+int vmx_run(struct vcpu *v, int launched);
+
+bool vmx_enable_cpu(void)
+{
+	struct pcpu *p = this_pcpu();
+	uint64_t pa = frame_alloc();
+
+	if (!pa) {
+		printk("perfvisor: cpu %u: no memory for the VMXON region\n", p->index);
+		return false;
+	}
+	/* SDM Vol. 3C 24.8: CR0 and CR4 must satisfy the fixed bits, including CR4.VMXE and CR0.NE. */
+	write_cr0((read_cr0() | vmx_caps.cr0_fixed0) & vmx_caps.cr0_fixed1);
+	write_cr4((read_cr4() | vmx_caps.cr4_fixed0 | (1ull << 13)) & vmx_caps.cr4_fixed1);
+	*(uint32_t *)pa = vmx_caps.basic & 0x7FFFFFFF;
+	if (!vmxon(pa)) {
+		printk("perfvisor: cpu %u: VMXON failed (CR0 0x%lx CR4 0x%lx)\n", p->index,
+		       read_cr0(), read_cr4());
+		return false;
+	}
+	p->vmxon_pa = pa;
+	return true;
+}
+
+/* MSRs guests touch without an exit: VMX switches them (VMCS guest/host state) or vcpu.c does. */
+static const uint32_t passthrough_msrs[] = {
+	0x174, 0x175, 0x176,				/* SYSENTER_CS/ESP/EIP: VMCS guest state */
+	0xC0000081, 0xC0000082, 0xC0000083, 0xC0000084,	/* STAR, LSTAR, CSTAR, FMASK: vcpu_put/load */
+	0xC0000100, 0xC0000101, 0xC0000102,		/* FS/GS base: VMCS; KERNEL_GS_BASE: vcpu.c */
+};
+
+/* SDM Vol. 3C 25.6.9: read-low, read-high, write-low, write-high quarters, one bit per MSR. */
+static void bitmap_clear(uint8_t *bm, uint32_t msr, bool write)
+{
+	unsigned base = (msr >= 0xC0000000 ? 1024 : 0) + (write ? 2048 : 0);
+	unsigned bit = msr & 0x1FFF;
+
+	bm[base + bit / 8] &= (uint8_t)~(1u << (bit % 8));
+}
+
+bool vmx_init_global(void)
+{
+	uint8_t *bm;
+
+	vmx_msr_bitmap_pa = frame_alloc();
+	if (!vmx_msr_bitmap_pa)
+		return false;
+	bm = (uint8_t *)vmx_msr_bitmap_pa;
+	memset(bm, 0xFF, 4096);
+	for (unsigned i = 0; i < sizeof(passthrough_msrs) / sizeof(passthrough_msrs[0]); i++) {
+		bitmap_clear(bm, passthrough_msrs[i], false);
+		bitmap_clear(bm, passthrough_msrs[i], true);
+	}
+	/* Reading IA32_TSC honours the TSC offset (SDM Vol. 3C 27.3); writing it must trap. */
+	bitmap_clear(bm, 0x10, false);
+	return true;
+}
+
+uint64_t vmx_host_idt_base(void)
+{
+	struct desc_ptr idtr;
+
+	__asm__ volatile("sidt %0" : "=m"(idtr));
+	return idtr.base;
+}
+
+bool vmx_enter(struct vcpu *v)
+{
+	if (vmx_run(v, v->launched)) {
+		vmx_explain_entry_failure(v, true, 0);
+		return false;
+	}
+	v->launched = true;
+	return true;
+}
+
+/* SDM Vol. 3C 31.4: VM-instruction error numbers that a VM entry can give. */
+static const char *insn_error_text(uint32_t n)
+{
+	switch (n) {
+	case 4: return "VMLAUNCH with a non-clear VMCS";
+	case 5: return "VMRESUME with a non-launched VMCS";
+	case 7: return "invalid control field(s)";
+	case 8: return "invalid host-state field(s)";
+	case 26: return "events blocked by MOV SS";
+	default: return "see SDM Vol. 3C 31.4";
+	}
+}
+
+struct ctl_check {
+	const char *name;
+	enum vmcs_field field;
+	const uint64_t *cap;
+};
+
+/* Prints every control bit that is set but not allowed, or clear but required. */
+static void check_controls(void)
+{
+	const struct ctl_check checks[] = {
+		{ "pin-based controls", VMCS_PIN_CTLS, &vmx_caps.pinbased },
+		{ "processor-based controls", VMCS_CPU_CTLS, &vmx_caps.procbased },
+		{ "secondary controls", VMCS_CPU2_CTLS, &vmx_caps.procbased2 },
+		{ "VM-exit controls", VMCS_EXIT_CTLS, &vmx_caps.exit },
+		{ "VM-entry controls", VMCS_ENTRY_CTLS, &vmx_caps.entry },
+	};
+
+	for (unsigned i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) {
+		uint32_t val = vmread(checks[i].field);
+		uint32_t must1 = (uint32_t)*checks[i].cap, may1 = *checks[i].cap >> 32;
+
+		if (val & ~may1)
+			printk("  %s (field 0x%x) = 0x%x: bits 0x%x are not allowed\n",
+			       checks[i].name, checks[i].field, val, val & ~may1);
+		if (~val & must1)
+			printk("  %s (field 0x%x) = 0x%x: bits 0x%x must be 1\n", checks[i].name,
+			       checks[i].field, val, ~val & must1);
+	}
+}
+
+/* Checks a CR value against the VMX fixed bits (SDM Vol. 3C 26.2.2, 26.3.1.1). */
+static void check_cr(const char *name, uint64_t val, uint64_t fixed0, uint64_t fixed1)
+{
+	if (~val & fixed0)
+		printk("  %s = 0x%lx: bits 0x%lx must be 1\n", name, val, ~val & fixed0);
+	if (val & ~fixed1)
+		printk("  %s = 0x%lx: bits 0x%lx must be 0\n", name, val, val & ~fixed1);
+}
+
+static void check_guest_state(void)
+{
+	uint64_t cr0_fixed0 = vmx_caps.cr0_fixed0;
+	uint64_t efer = vmread(VMCS_GUEST_EFER);
+	bool ia32e = vmread(VMCS_ENTRY_CTLS) & ENTRY_IA32E_MODE;
+	uint32_t cs_ar = vmread(VMCS_GUEST_CS_AR), tr_ar = vmread(VMCS_GUEST_TR_AR);
+
+	if (vmx_caps.unrestricted)
+		cr0_fixed0 &= ~0x80000001ull;
+	check_cr("guest CR0 (field 0x6800)", vmread(VMCS_GUEST_CR0), cr0_fixed0,
+		 vmx_caps.cr0_fixed1);
+	check_cr("guest CR4 (field 0x6804)", vmread(VMCS_GUEST_CR4), vmx_caps.cr4_fixed0,
+		 vmx_caps.cr4_fixed1);
+	if (!!(efer & MSR_EFER_LMA) != ia32e)
+		printk("  guest EFER (field 0x2806) = 0x%lx: LMA must equal the IA-32e mode "
+		       "entry control (%d)\n", efer, ia32e);
+	if (ia32e && (cs_ar & (1u << 13)) && (cs_ar & (1u << 14)))
+		printk("  guest CS access rights = 0x%x: L and D/B both set\n", cs_ar);
+	if ((tr_ar & 0x10000) || ((tr_ar & 0xF) != 11 && (ia32e || (tr_ar & 0xF) != 3)))
+		printk("  guest TR access rights = 0x%x: must be a usable busy TSS\n", tr_ar);
+	if (vmread(VMCS_LINK_POINTER) != ~0ull)
+		printk("  VMCS link pointer = 0x%lx: must be all ones\n", vmread(VMCS_LINK_POINTER));
+	if (!(vmread(VMCS_GUEST_RFLAGS) & 2))
+		printk("  guest RFLAGS = 0x%lx: bit 1 must be 1\n", vmread(VMCS_GUEST_RFLAGS));
+}
+
+void vmx_explain_entry_failure(struct vcpu *v, bool insn_error, uint32_t reason)
+{
+	(void)v;
+	if (insn_error) {
+		uint32_t n = vmread(VMCS_INSN_ERROR);
+
+		printk("perfvisor: VM entry failed: VM-instruction error %u (%s)\n", n,
+		       insn_error_text(n));
+		if (n == 7)
+			check_controls();
+		if (n == 8) {
+			check_cr("host CR0", read_cr0(), vmx_caps.cr0_fixed0, vmx_caps.cr0_fixed1);
+			check_cr("host CR4", read_cr4(), vmx_caps.cr4_fixed0, vmx_caps.cr4_fixed1);
+		}
+		return;
+	}
+	printk("perfvisor: VM entry failed: exit reason %u (%s), qualification %lu\n",
+	       reason & 0xFFFF,
+	       (reason & 0xFFFF) == EXIT_REASON_ENTRY_BAD_GUEST ? "invalid guest state" :
+	       (reason & 0xFFFF) == EXIT_REASON_ENTRY_BAD_MSR ? "MSR loading" : "machine check",
+	       vmread(VMCS_EXIT_QUALIFICATION));
+	check_guest_state();
+}

@@ -1,0 +1,31 @@
+/* VMX operation on each PCPU, and what all VMCSs share (MSR bitmap, the guest boot GDT layout). */
+#ifndef PERFVISOR_HV_VMX_H
+#define PERFVISOR_HV_VMX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define MSR_EFER_LME	(1ull << 8)
+#define MSR_EFER_LMA	(1ull << 10)
+#define MSR_IA32_PAT	0x277
+
+/* The GDT the hypervisor writes into guest RAM for the first instruction (hv/loader.c). */
+#define GUEST_SEL_CODE	0x08
+#define GUEST_SEL_DATA	0x10
+#define GUEST_GDT_LIMIT	0x17
+
+struct vcpu;
+
+extern uint64_t vmx_msr_bitmap_pa;
+
+/* CR0/CR4 fixed bits and VMXON on the calling PCPU; false (with a message) on failure. */
+bool vmx_enable_cpu(void);
+/* Allocates the shared MSR bitmap: every MSR traps except those listed as passed through. */
+bool vmx_init_global(void);
+uint64_t vmx_host_idt_base(void);
+/* Enters v (launch or resume) until the next exit; false if the entry itself failed. */
+bool vmx_enter(struct vcpu *v);
+/* Describes a failed VM entry in words: which check, which field. */
+void vmx_explain_entry_failure(struct vcpu *v, bool insn_error, uint32_t reason);
+
+#endif
