@@ -33,6 +33,8 @@ static const struct cmdline_opt hv_options[] = {
 	{ .name = "slice", .kind = CMDLINE_UINT, .dest = &sched_opts.slice_us, .min = 100,
 	  .max = 1000000 },
 	{ .name = "migrate", .kind = CMDLINE_ENUM, .dest = &migrate_choice, .words = migrate_words },
+	{ .name = "cpus", .kind = CMDLINE_UINT, .dest = &sched_opts.max_cpus, .min = 1,
+	  .max = MAX_PCPUS },
 	{ .name = "seed", .kind = CMDLINE_UINT, .dest = &sched_opts.seed, .min = 0,
 	  .max = UINT64_MAX },
 };

@@ -191,44 +191,54 @@ void dom_create(unsigned index, const void *image, uint64_t image_len, const cha
 	       d->nvcpus > 1 ? "s" : "", d->ram_size >> 20, info.entry);
 }
 
-/* Moves d from running to ended once; false if it had ended already. */
-static bool end_domain(struct domain *d, enum dom_state how)
-{
-	bool first;
-
-	spin_lock(&d->lock);
-	first = d->state == DOM_RUNNING;
-	if (first) {
-		d->end_tsc = rdtsc();
-		d->state = how;
-	}
-	spin_unlock(&d->lock);
-	if (first)
-		vuart_flush(&d->uart);
-	return first;
-}
-
+/*
+ * Ends a running domain once; later calls find it ended and do nothing. The messages are
+ * printed before the state is published, so the summary always comes after them.
+ */
 void dom_exit(struct domain *d, int code)
 {
-	d->exit_code = code;
-	if (end_domain(d, DOM_EXITED))
+	spin_lock(&d->lock);
+	if (d->state == DOM_RUNNING) {
+		dom_uart_flush(d);
 		pr_info("perfvisor: domain %u (%s) exited with code %d\n", d->id, d->cfg.name, code);
+		d->exit_code = code;
+		d->end_tsc = rdtsc();
+		__atomic_store_n(&d->state, DOM_EXITED, __ATOMIC_RELEASE);
+	}
+	spin_unlock(&d->lock);
 }
 
 void dom_kill(struct domain *d, struct vcpu *v, const char *fmt, ...)
 {
 	va_list ap;
-	char why[sizeof(d->fate)];
 
-	va_start(ap, fmt);
-	vsnprintk(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	if (!end_domain(d, DOM_KILLED))
-		return;
-	memcpy(d->fate, why, sizeof(why));
-	printk("perfvisor: domain %u (%s) killed: %s\n", d->id, d->cfg.name, why);
-	if (v)
-		vcpu_dump(v, why);
+	spin_lock(&d->lock);
+	if (d->state == DOM_RUNNING) {
+		va_start(ap, fmt);
+		vsnprintk(d->fate, sizeof(d->fate), fmt, ap);
+		va_end(ap);
+		dom_uart_flush(d);
+		printk("perfvisor: domain %u (%s) killed: %s\n", d->id, d->cfg.name, d->fate);
+		if (v)
+			vcpu_dump(v, d->fate);
+		d->end_tsc = rdtsc();
+		__atomic_store_n(&d->state, DOM_KILLED, __ATOMIC_RELEASE);
+	}
+	spin_unlock(&d->lock);
+}
+
+void dom_uart_io(struct domain *d, unsigned off, bool write, unsigned size, uint32_t *val)
+{
+	spin_lock(&d->uart_lock);
+	vuart_io(&d->uart, off, write, size, val);
+	spin_unlock(&d->uart_lock);
+}
+
+void dom_uart_flush(struct domain *d)
+{
+	spin_lock(&d->uart_lock);
+	vuart_flush(&d->uart);
+	spin_unlock(&d->uart_lock);
 }
 
 bool dom_all_ended(void)

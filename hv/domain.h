@@ -29,6 +29,7 @@ struct domain {
 	struct vcpu *vcpus[DOM_VCPUS_MAX];
 	unsigned nvcpus;
 	struct vuart uart;
+	struct spinlock uart_lock;	/* VCPUs of one domain may print from several PCPUs */
 	struct fwcfg fwcfg;
 	struct spinlock lock;
 	volatile enum dom_state state;
@@ -56,6 +57,9 @@ void dom_exit(struct domain *d, int code);
 /* The hypervisor ends the domain; why is printed with a dump of the offending VCPU. */
 void dom_kill(struct domain *d, struct vcpu *v, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* COM1 of the domain, shared by its VCPUs. */
+void dom_uart_io(struct domain *d, unsigned off, bool write, unsigned size, uint32_t *val);
+void dom_uart_flush(struct domain *d);
 /* True once no domain is running. */
 bool dom_all_ended(void);
 /* The end-of-run table; returns the overall exit code. */

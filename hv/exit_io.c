@@ -32,7 +32,7 @@ static void port_access(struct vcpu *v, uint16_t port, bool in, unsigned size, u
 	struct domain *d = v->dom;
 
 	if (port >= PORT_COM1 && port < PORT_COM1 + 8) {
-		vuart_io(&d->uart, port - PORT_COM1, !in, size, val);
+		dom_uart_io(d, port - PORT_COM1, !in, size, val);
 	} else if (port >= PORT_FWCFG && port < PORT_FWCFG + 2) {
 		fwcfg_io(&d->fwcfg, port - PORT_FWCFG, !in, size, val);
 	} else if (port == PORT_EXIT && !in) {
@@ -45,7 +45,7 @@ static void port_access(struct vcpu *v, uint16_t port, bool in, unsigned size, u
 		/* The debug console: the same line buffer as COM1's transmitter. */
 		uint32_t c = *val & 0xFF;
 
-		vuart_io(&d->uart, 0, true, 1, &c);
+		dom_uart_io(d, 0, true, 1, &c);
 	} else if ((port & ~1) == PORT_PIC1 || (port & ~1) == PORT_PIC2) {
 		/* 8259 PICs: masking writes are accepted and ignored; reads see all masked. */
 		if (in)

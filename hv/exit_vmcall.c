@@ -20,7 +20,7 @@ static int64_t hc_console_write(struct vcpu *v, uint64_t buf, uint64_t len)
 		for (uint64_t i = 0; i < n; i++) {
 			uint32_t c = (uint8_t)chunk[i];
 
-			vuart_io(&v->dom->uart, 0, true, 1, &c);
+			dom_uart_io(v->dom, 0, true, 1, &c);
 		}
 		done += n;
 	}

@@ -6,6 +6,7 @@
 #include "hv/hv.h"
 #include "hv/pcpu.h"
 #include "hv/sched.h"
+#include "hv/smp.h"
 #include "hv/vmx.h"
 
 void hv_main(const struct mb_boot_info *info)
@@ -14,6 +15,7 @@ void hv_main(const struct mb_boot_info *info)
 	pr_info("perfvisor: TSC runs at %lu kHz; slice %lu us\n", tsc_khz, sched_opts.slice_us);
 	if (!vmx_init_global() || !vmx_enable_cpu())
 		hv_exit(EXIT_NO_VTX);
+	smp_start_aps(sched_opts.max_cpus);
 	if (!info->mod_count) {
 		printk("perfvisor: no domains to run (give each guest as a multiboot module)\n");
 		hv_exit(EXIT_OK);
@@ -24,5 +26,6 @@ void hv_main(const struct mb_boot_info *info)
 	for (unsigned i = 0; i < info->mod_count && i < MAX_DOMAINS; i++)
 		dom_create(i, (const void *)info->mods[i].start,
 			   info->mods[i].end - info->mods[i].start, info->mods[i].string);
+	smp_release_aps();
 	sched_run();
 }

@@ -12,7 +12,7 @@
 #include "hv/vmx_caps.h"
 #include "hv/vmx_ops.h"
 
-struct sched_options sched_opts = { .slice_us = 10000 };
+struct sched_options sched_opts = { .slice_us = 10000, .max_cpus = MAX_PCPUS };
 uint64_t tsc_khz;
 
 static volatile int run_finished;
@@ -154,7 +154,7 @@ static void maybe_migrate(struct pcpu *p, struct vcpu *v)
 	struct pcpu *q;
 
 	if (!sched_opts.migrate_random || num_pcpus < 2 || v->dom->cfg.npin ||
-	    v->state == VCPU_DEAD)
+	    v->dom->state != DOM_RUNNING)
 		return;
 	if (!rng_state[p->index])
 		rng_state[p->index] = sched_opts.seed * 2654435761u + p->index + 1;

@@ -14,6 +14,7 @@ struct sched_options {
 	uint64_t slice_us;		/* slice= */
 	bool migrate_random;		/* migrate=random */
 	uint64_t seed;			/* seed= */
+	uint64_t max_cpus;		/* cpus=: how many PCPUs to use */
 };
 
 extern struct sched_options sched_opts;
