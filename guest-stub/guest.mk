@@ -1,0 +1,53 @@
+# Builds every guest-stub/NAME.c into build/guest/NAME.elf, linked with the runtime and newlib.
+
+GUEST_CC := gcc
+GUEST_OUT := build/guest
+GUEST_NEWLIB := build/newlib/x86_64-elf
+GUEST_NEWLIB_STAMP := build/newlib/.done
+
+# Guests own their FPU state, so unlike the hypervisor they may use SSE; no red zone because
+# guests may take interrupts (PMIs) on their one stack. newlib first, then the compiler's
+# own headers (stddef.h, stdarg.h, limits.h), never the host libc's.
+GUEST_CFLAGS := -std=c11 -Wall -Wextra -Werror -O2 -g -ffreestanding -fno-pic -fno-pie \
+	-mno-red-zone -fno-stack-protector -mcmodel=small -fno-asynchronous-unwind-tables \
+	-nostdinc -isystem $(GUEST_NEWLIB)/include \
+	-isystem $(shell $(GUEST_CC) -print-file-name=include) -I. -MMD -MP
+GUEST_LDFLAGS := -nostdlib -static -no-pie -Wl,-T,guest-stub/guest.ld -Wl,-z,max-page-size=0x1000 \
+	-Wl,--build-id=none -Wl,--no-warn-rwx-segments -Wl,-z,noexecstack
+GUEST_LIBS := -Wl,--start-group $(GUEST_NEWLIB)/lib/libc.a $(GUEST_NEWLIB)/lib/libm.a \
+	$(shell $(GUEST_CC) -print-libgcc-file-name) -Wl,--end-group
+
+# Every .c file directly in guest-stub/ is one guest.
+GUEST_NAMES := $(basename $(notdir $(wildcard guest-stub/*.c)))
+GUEST_ELFS := $(GUEST_NAMES:%=$(GUEST_OUT)/%.elf)
+GUEST_RT_OBJS := $(patsubst guest-stub/%,$(GUEST_OUT)/obj/%.o, \
+	$(wildcard guest-stub/rt/*.S guest-stub/rt/*.c))
+# Objects rebuild when the newlib build or these flags change.
+GUEST_OBJ_DEPS := $(GUEST_NEWLIB_STAMP) guest-stub/guest.mk
+
+# Made through pattern rules only: without this make deletes them as intermediates.
+.SECONDARY: $(GUEST_NAMES:%=$(GUEST_OUT)/obj/%.c.o) $(GUEST_RT_OBJS)
+
+.PHONY: guests
+guests: $(GUEST_ELFS)
+
+$(GUEST_OUT)/%.elf: $(GUEST_OUT)/obj/%.c.o $(GUEST_RT_OBJS) guest-stub/guest.ld
+	@echo "  LD      $@"
+	@$(GUEST_CC) $(GUEST_LDFLAGS) -o $@ $(GUEST_RT_OBJS) $< $(GUEST_LIBS)
+
+$(GUEST_OUT)/obj/%.c.o: guest-stub/%.c $(GUEST_OBJ_DEPS)
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	@$(GUEST_CC) $(GUEST_CFLAGS) -c -o $@ $<
+
+$(GUEST_OUT)/obj/%.S.o: guest-stub/%.S $(GUEST_OBJ_DEPS)
+	@mkdir -p $(@D)
+	@echo "  AS      $<"
+	@$(GUEST_CC) $(GUEST_CFLAGS) -c -o $@ $<
+
+# deps.sh does nothing when newlib is already built as it says; the touch marks it checked.
+$(GUEST_NEWLIB_STAMP): scripts/deps.sh
+	@bash scripts/deps.sh
+	@touch $@
+
+-include $(wildcard $(GUEST_OUT)/obj/*.d $(GUEST_OUT)/obj/rt/*.d)

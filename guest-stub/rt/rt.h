@@ -1,0 +1,100 @@
+/* Guest runtime API: port I/O, TSC, MSR, PMC and CPUID access, and leaving the guest. */
+#ifndef GUEST_STUB_RT_RT_H
+#define GUEST_STUB_RT_RT_H
+
+#include <stdint.h>
+
+struct rt_cpuid_regs {
+	uint32_t eax;
+	uint32_t ebx;
+	uint32_t ecx;
+	uint32_t edx;
+};
+
+static inline void rt_outb(uint16_t port, uint8_t val)
+{
+	__asm__ volatile("outb %0, %1" : : "a"(val), "Nd"(port));
+}
+
+static inline void rt_outw(uint16_t port, uint16_t val)
+{
+	__asm__ volatile("outw %0, %1" : : "a"(val), "Nd"(port));
+}
+
+static inline void rt_outl(uint16_t port, uint32_t val)
+{
+	__asm__ volatile("outl %0, %1" : : "a"(val), "Nd"(port));
+}
+
+static inline uint8_t rt_inb(uint16_t port)
+{
+	uint8_t val;
+
+	__asm__ volatile("inb %1, %0" : "=a"(val) : "Nd"(port));
+	return val;
+}
+
+static inline uint16_t rt_inw(uint16_t port)
+{
+	uint16_t val;
+
+	__asm__ volatile("inw %1, %0" : "=a"(val) : "Nd"(port));
+	return val;
+}
+
+static inline uint32_t rt_inl(uint16_t port)
+{
+	uint32_t val;
+
+	__asm__ volatile("inl %1, %0" : "=a"(val) : "Nd"(port));
+	return val;
+}
+
+static inline uint64_t rt_rdtsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
+static inline uint64_t rt_rdmsr(uint32_t msr)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
+	return (uint64_t)hi << 32 | lo;
+}
+
+static inline void rt_wrmsr(uint32_t msr, uint64_t val)
+{
+	__asm__ volatile("wrmsr" : : "c"(msr), "a"((uint32_t)val), "d"((uint32_t)(val >> 32)));
+}
+
+/* ECX bit 30 selects the fixed-function counters (SDM vol. 2B, RDPMC). */
+static inline uint64_t rt_rdpmc(uint32_t counter)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(counter));
+	return (uint64_t)hi << 32 | lo;
+}
+
+static inline struct rt_cpuid_regs rt_cpuid(uint32_t leaf, uint32_t subleaf)
+{
+	struct rt_cpuid_regs r;
+
+	__asm__ volatile("cpuid"
+			 : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx)
+			 : "a"(leaf), "c"(subleaf));
+	return r;
+}
+
+/*
+ * Flushes stdout and stderr, waits for the UART to send everything, then leaves the
+ * machine: code to port 0xF4 (QEMU isa-debug-exit, the hypervisor), "Shutdown" to port
+ * 0x8900 (Bochs), and halts if neither worked. exit() and returning from main end here.
+ */
+void rt_exit(int code) __attribute__((noreturn));
+
+#endif

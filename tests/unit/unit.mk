@@ -1,0 +1,26 @@
+# Host unit tests: `make test-unit` builds every tests/unit/test_*.c into build/unit/ and runs them all (V=1: every line).
+UNIT_PREV_GOAL := $(.DEFAULT_GOAL)
+
+UNIT_CC		:= gcc
+UNIT_CFLAGS	:= -std=gnu11 -g -O1 -I. -Wall -Wextra -Werror -fsanitize=address,undefined \
+		   -fno-sanitize-recover=all -fno-omit-frame-pointer -MMD -MP
+UNIT_DIR	:= build/unit
+UNIT_SRCS	:= $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS	:= $(patsubst tests/unit/%.c,$(UNIT_DIR)/%,$(UNIT_SRCS))
+
+.PHONY: test-unit
+test-unit: $(UNIT_BINS)
+	@tests/unit/run.sh $(if $(filter 1,$(V)),-v) $(UNIT_BINS)
+
+# Each program #includes the .c files it tests; -MMD records them so edits rebuild it.
+$(UNIT_BINS): $(UNIT_DIR)/%: tests/unit/%.c tests/unit/unit.mk
+	@mkdir -p $(UNIT_DIR)
+	@echo "  HOSTCC  $<"
+	@$(UNIT_CC) $(UNIT_CFLAGS) -o $@ $<
+
+-include $(UNIT_BINS:=.d)
+
+# Included from the top Makefile this file must not become its default goal; alone it is one.
+ifneq ($(notdir $(firstword $(MAKEFILE_LIST))),unit.mk)
+.DEFAULT_GOAL := $(UNIT_PREV_GOAL)
+endif
