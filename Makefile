@@ -21,7 +21,11 @@ HV_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(HV_SRCS))
 .PHONY: all deps test clean distclean
 .DEFAULT_GOAL := all
 
-all: $(KERNEL) guests iso
+all: $(KERNEL) guests guests-extra iso
+
+# Test-only images (ELF32 kernels, truncated files) add themselves as prerequisites here.
+.PHONY: guests-extra
+guests-extra:
 
 $(BUILD)/obj/%.c.o: %.c Makefile
 	@mkdir -p $(dir $@)
@@ -44,6 +48,7 @@ deps:
 	@bash scripts/deps.sh
 
 -include guest-stub/guest.mk
+-include guest-stub/mb32/mb32.mk
 -include tests/unit/unit.mk
 -include tests/system/system.mk
 
