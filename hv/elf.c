@@ -125,7 +125,7 @@ static void read_ehdr(const uint8_t *p, bool is64, struct elf_ehdr *e)
 	e->shnum = rd(p + 48, 2);
 }
 
-/* Both layouts put offset, vaddr, paddr, filesz, memsz in a row of words after p_type (+p_flags). */
+/* Both layouts have offset, vaddr, paddr, filesz, memsz in a row of words after p_type. */
 static void read_phdr(const uint8_t *img, uint64_t phoff, bool is64, unsigned i,
 		      struct elf_phdr *ph)
 {
@@ -162,8 +162,9 @@ static void find_multiboot(const uint8_t *img, size_t len, struct elf_info *info
 
 	for (off = 0; off + 12 <= end; off += 4) {
 		uint32_t magic = rd(img + off, 4), flags = rd(img + off + 4, 4);
+		uint32_t sum = magic + flags + rd(img + off + 8, 4);
 
-		if (magic == MB_HEADER_MAGIC && (uint32_t)(magic + flags + rd(img + off + 8, 4)) == 0) {
+		if (magic == MB_HEADER_MAGIC && sum == 0) {
 			info->has_multiboot = true;
 			info->mb_offset = off;
 			info->mb_flags = flags;
@@ -201,7 +202,8 @@ static bool check_header(const uint8_t *img, size_t len, struct elf_ehdr *e, boo
 	if (e->version != EV_CURRENT)
 		return fail(err, errlen, "ELF: version %u, want 1", (uint64_t[]){ e->version });
 	if (e->type != ET_EXEC)
-		return fail(err, errlen, "ELF: type %u is not ET_EXEC (2)", (uint64_t[]){ e->type });
+		return fail(err, errlen, "ELF: type %u is not ET_EXEC (2)",
+			    (uint64_t[]){ e->type });
 	if (e->machine != (*is64 ? EM_X86_64 : EM_386))
 		return fail(err, errlen, "ELF: machine %u does not match the class (want %u)",
 			    (uint64_t[]){ e->machine, *is64 ? EM_X86_64 : EM_386 });
@@ -213,7 +215,8 @@ static bool check_header(const uint8_t *img, size_t len, struct elf_ehdr *e, boo
 			    (uint64_t[]){ e->phentsize, phentsize });
 	if (!in_file(e->phoff, (uint64_t)e->phnum * phentsize, len))
 		return fail(err, errlen,
-			    "ELF: program header table (offset %x, %u entries) ends beyond the file (%x)",
+			    "ELF: program header table (offset %x, %u entries) "
+			    "ends beyond the file (%x)",
 			    (uint64_t[]){ e->phoff, e->phnum, len });
 	return true;
 }
@@ -233,13 +236,15 @@ static bool check_sections(const uint8_t *img, size_t len, const struct elf_ehdr
 			    (uint64_t[]){ e->shentsize, shentsize });
 	if (!in_file(e->shoff, (uint64_t)e->shnum * shentsize, len))
 		return fail(err, errlen,
-			    "ELF: section header table (offset %x, %u entries) ends beyond the file (%x)",
+			    "ELF: section header table (offset %x, %u entries) "
+			    "ends beyond the file (%x)",
 			    (uint64_t[]){ e->shoff, e->shnum, len });
 	for (i = 0; i < e->shnum; i++) {
 		read_shdr(img, e, is64, i, &sh);
 		if (sh.type != SHT_NOBITS && !in_file(sh.offset, sh.size, len))
 			return fail(err, errlen,
-				    "ELF: section %u ends beyond the file (offset %x + size %x > %x)",
+				    "ELF: section %u ends beyond the file "
+				    "(offset %x + size %x > %x)",
 				    (uint64_t[]){ i, sh.offset, sh.size, len });
 	}
 	return true;
@@ -268,16 +273,19 @@ bool elf_check(const void *img, size_t len, struct elf_info *info, char *err, si
 		if (ph.type != PT_LOAD)
 			continue;
 		if (ph.filesz > ph.memsz)
-			return fail(err, errlen, "ELF: program header %u has file size %x > memory size %x",
+			return fail(err, errlen,
+				    "ELF: program header %u has file size %x > memory size %x",
 				    (uint64_t[]){ i, ph.filesz, ph.memsz });
 		if (!in_file(ph.offset, ph.filesz, len))
 			return fail(err, errlen,
-				    "ELF: program header %u ends beyond the file (offset %x + size %x > %x)",
+				    "ELF: program header %u ends beyond the file "
+				    "(offset %x + size %x > %x)",
 				    (uint64_t[]){ i, ph.offset, ph.filesz, len });
 		if (ph.memsz > limit || ph.paddr > limit - ph.memsz ||
 		    ph.vaddr > limit - ph.memsz)
 			return fail(err, errlen,
-				    "ELF: segment %u (paddr %x, vaddr %x, size %x) wraps the address space",
+				    "ELF: segment %u (paddr %x, vaddr %x, size %x) "
+				    "wraps the address space",
 				    (uint64_t[]){ i, ph.paddr, ph.vaddr, ph.memsz });
 		if (!ph.memsz)
 			continue;
@@ -307,37 +315,37 @@ bool elf_load(const void *img, size_t len, struct elf_info *info, void *ram, uin
 	uint8_t *dst = ram;
 	struct elf_ehdr e;
 	struct elf_phdr ph;
-	unsigned i, pass;
+	bool mib = !(ram_size % (1 << 20));
+	const char *outside = mib ?
+		"ELF: segment %u at %x (size %x) is outside guest RAM (%u MiB)" :
+		"ELF: segment %u at %x (size %x) is outside guest RAM (%x bytes)";
+	unsigned i;
 
 	if (!elf_check(img, len, info, err, errlen))
 		return false;
 	read_ehdr(p, info->is64, &e);
-	/* Pass 0 checks every segment against RAM, pass 1 copies: all or nothing. */
-	for (pass = 0; pass < 2; pass++) {
-		for (i = 0; i < e.phnum; i++) {
-			read_phdr(p, e.phoff, info->is64, i, &ph);
-			if (ph.type != PT_LOAD || !ph.memsz)
-				continue;
-			if (pass == 1) {
-				__builtin_memcpy(dst + ph.paddr, p + ph.offset, ph.filesz);
-				__builtin_memset(dst + ph.paddr + ph.filesz, 0, ph.memsz - ph.filesz);
-			} else if (ph.memsz > ram_size || ph.paddr > ram_size - ph.memsz) {
-				if (ram_size % (1 << 20))
-					return fail(err, errlen,
-						    "ELF: segment %u at %x (size %x) is outside guest RAM (%x bytes)",
-						    (uint64_t[]){ i, ph.paddr, ph.memsz, ram_size });
-				return fail(err, errlen,
-					    "ELF: segment %u at %x (size %x) is outside guest RAM (%u MiB)",
-					    (uint64_t[]){ i, ph.paddr, ph.memsz, ram_size >> 20 });
-			}
-		}
+	/* Every segment is checked against RAM before any is copied: all or nothing. */
+	for (i = 0; i < e.phnum; i++) {
+		read_phdr(p, e.phoff, info->is64, i, &ph);
+		if (ph.type == PT_LOAD && ph.memsz &&
+		    (ph.memsz > ram_size || ph.paddr > ram_size - ph.memsz))
+			return fail(err, errlen, outside, (uint64_t[]){
+				    i, ph.paddr, ph.memsz, mib ? ram_size >> 20 : ram_size });
+	}
+	for (i = 0; i < e.phnum; i++) {
+		read_phdr(p, e.phoff, info->is64, i, &ph);
+		if (ph.type != PT_LOAD || !ph.memsz)
+			continue;
+		__builtin_memcpy(dst + ph.paddr, p + ph.offset, ph.filesz);
+		__builtin_memset(dst + ph.paddr + ph.filesz, 0, ph.memsz - ph.filesz);
 	}
 	return true;
 }
 
 /* One symbol table: returns how many symbols went to fn; *stop when fn asked to stop. */
-static size_t walk_symtab(const uint8_t *img, const struct elf_shdr *sym, const struct elf_shdr *str,
-			  bool is64, elf_sym_fn fn, void *ctx, bool *stop)
+static size_t walk_symtab(const uint8_t *img, const struct elf_shdr *sym,
+			  const struct elf_shdr *str, bool is64, elf_sym_fn fn, void *ctx,
+			  bool *stop)
 {
 	unsigned symsize = is64 ? SYM64_SIZE : SYM32_SIZE;
 	const char *strtab = (const char *)img + str->offset;
@@ -386,8 +394,8 @@ size_t elf_symbols(const void *img, const struct elf_info *info, elf_sym_fn fn, 
 	read_ehdr(p, info->is64, &e);
 	for (i = 0; i < e.shnum && !stop; i++) {
 		read_shdr(p, &e, info->is64, i, &sym);
-		if (sym.type != SHT_SYMTAB || sym.entsize != (info->is64 ? SYM64_SIZE : SYM32_SIZE) ||
-		    sym.link >= e.shnum)
+		if (sym.type != SHT_SYMTAB || sym.link >= e.shnum ||
+		    sym.entsize != (info->is64 ? SYM64_SIZE : SYM32_SIZE))
 			continue;
 		read_shdr(p, &e, info->is64, sym.link, &str);
 		if (str.type == SHT_STRTAB)

@@ -16,7 +16,7 @@ struct elf_info {
 	unsigned nload;		/* number of non-empty PT_LOAD segments */
 	bool has_multiboot;	/* a valid multiboot v1 header was found */
 	uint32_t mb_offset;	/* its file offset */
-	uint32_t mb_flags;	/* its flags word */
+	uint32_t mb_flags;	/* its flags; bit 16 (address fields) is not used to load */
 };
 
 /*

@@ -6,30 +6,15 @@
 #include "hv/vmexit.h"
 #include "hv/vmx_ops.h"
 
-static enum insn_mode guest_insn_mode(void)
-{
-	uint32_t cs_ar = vmread(VMCS_GUEST_CS_AR);
-
-	if ((vmread(VMCS_GUEST_EFER) & (1ull << 10)) && (cs_ar & (1u << 13)))
-		return INSN_MODE_64;
-	return (cs_ar & (1u << 14)) ? INSN_MODE_32 : INSN_MODE_16;
-}
-
 /* Emulates one MOV to or from the APIC page (SDM Vol. 3A 11.4.1: the xAPIC is memory-mapped). */
 static void apic_mmio(struct vcpu *v, uint64_t gpa)
 {
 	uint8_t bytes[INSN_MAX_LEN];
-	uint64_t rip = vmread(VMCS_GUEST_RIP) + vmread(VMCS_GUEST_CS_BASE);
-	unsigned n;
-	struct gpt_result res;
+	unsigned n = guest_fetch_insn(v, bytes);
 	struct insn_mmio in;
 	enum insn_err err;
 
-	/* The instruction may end near a page boundary: fetch what is there, byte by byte. */
-	for (n = 0; n < INSN_MAX_LEN; n++)
-		if (guest_read(v, &bytes[n], rip + n, 1, GPT_FETCH, &res) != GPT_OK)
-			break;
-	err = insn_decode_mmio(bytes, n, guest_insn_mode(), &in);
+	err = insn_decode_mmio(bytes, n, guest_code_mode(), &in);
 	if (err != INSN_OK) {
 		dom_kill(v->dom, v, "APIC access at 0x%lx by an instruction perfvisor cannot emulate "
 			 "(%s)", gpa, insn_strerror(err));

@@ -17,8 +17,9 @@
 /* A memory map entry: size (of the rest, 20), base_addr, length, type. */
 #define MMAP_ENTRY_SIZE		24
 
-#define LOW_RAM_END		0x9FC00u	/* usable low RAM ends at the EBDA, like a PC's map */
-#define LOW_RAM_KIB		640		/* QEMU's mem_lower, which such guests were tested on */
+/* Usable low RAM ends at the EBDA as in a PC's map; mem_lower says 640 KiB as QEMU does. */
+#define LOW_RAM_END		0x9FC00u
+#define LOW_RAM_KIB		640
 #define HIGH_RAM_START		0x100000u
 
 #define MMAP_OFF		MBI_SIZE

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Bytes guest_mbi_build() needs for a command line of cmdline_len characters (UINT64_MAX: too long). */
+/* Bytes guest_mbi_build() needs for a cmdline_len-character command line; UINT64_MAX: too long. */
 uint64_t guest_mbi_size(size_t cmdline_len);
 
 /*

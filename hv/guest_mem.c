@@ -60,3 +60,25 @@ enum gpt_status guest_write(struct vcpu *v, uint64_t la, const void *src, size_t
 	walk_context(v, &c, pdptes);
 	return gpt_copy_to_guest(&c, la, src, len, res);
 }
+
+enum insn_mode guest_code_mode(void)
+{
+	uint32_t cs_ar = vmread(VMCS_GUEST_CS_AR);
+
+	if ((vmread(VMCS_GUEST_EFER) & (1ull << 10)) && (cs_ar & (1u << 13)))
+		return INSN_MODE_64;
+	return (cs_ar & (1u << 14)) ? INSN_MODE_32 : INSN_MODE_16;
+}
+
+unsigned guest_fetch_insn(struct vcpu *v, uint8_t bytes[INSN_MAX_LEN])
+{
+	uint64_t rip = vmread(VMCS_GUEST_RIP) + vmread(VMCS_GUEST_CS_BASE);
+	struct gpt_result res;
+	unsigned n;
+
+	/* The instruction may end near an unmapped page: take what is there, byte by byte. */
+	for (n = 0; n < INSN_MAX_LEN; n++)
+		if (guest_read(v, &bytes[n], rip + n, 1, GPT_FETCH, &res) != GPT_OK)
+			break;
+	return n;
+}

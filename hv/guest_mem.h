@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "hv/gpt.h"
+#include "hv/insn.h"
 
 struct vcpu;
 
@@ -14,5 +15,10 @@ enum gpt_status guest_read(struct vcpu *v, void *dst, uint64_t la, size_t len,
 			   enum gpt_access acc, struct gpt_result *res);
 enum gpt_status guest_write(struct vcpu *v, uint64_t la, const void *src, size_t len,
 			    struct gpt_result *res);
+
+/* The default operand size of the code the VCPU is executing: 64-bit mode, or CS.D (SDM Vol. 3A 5.2.1). */
+enum insn_mode guest_code_mode(void);
+/* Fetches up to INSN_MAX_LEN instruction bytes at the guest's RIP; returns how many could be read. */
+unsigned guest_fetch_insn(struct vcpu *v, uint8_t bytes[INSN_MAX_LEN]);
 
 #endif

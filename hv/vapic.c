@@ -40,7 +40,7 @@
 #define ESR_RECV_ILLEGAL	(1u << 6)
 #define ESR_ILLEGAL_REG		(1u << 7)
 
-/* Writable bits of each LVT entry (SDM Vol. 3A Figure 11-8); bit 18 (TSC-deadline) is not offered. */
+/* Writable bits of each LVT entry (SDM Vol. 3A Figure 11-8); no TSC-deadline mode (bit 18). */
 static const uint32_t lvt_mask[VAPIC_LVT_N] = {
 	[VAPIC_LVT_TIMER] = 0x300ff,
 	[VAPIC_LVT_THERMAL] = 0x107ff,
@@ -310,7 +310,7 @@ uint32_t vapic_read(struct vapic *a, unsigned off, unsigned size, uint64_t now)
 	if (off >= 0x1000 || (size != 1 && size != 2 && size != 4) || byte + size > 4)
 		return 0;
 	vapic_timer_update(a, now);
-	return (uint64_t)read_reg(a, off - byte, now) >> 8 * byte & (0xffffffffu >> (32 - 8 * size));
+	return read_reg(a, off - byte, now) >> 8 * byte & (0xffffffffu >> (32 - 8 * size));
 }
 
 /* ICR low written: SDM Vol. 3A 11.6.1. Returns whether an IPI goes out. */
@@ -321,7 +321,7 @@ static bool send_ipi(struct vapic *a, struct vapic_ipi *ipi)
 	ipi->shorthand = a->icr_lo >> 18 & 3;
 	ipi->logical = a->icr_lo & ICR_LOGICAL;
 	ipi->dest = a->icr_hi >> 24;
-	/* An INIT level de-assert only resynchronizes arbitration IDs (11.4.7.4): nothing to send. */
+	/* An INIT level de-assert only resynchronizes arbitration IDs (11.4.7.4): not sent. */
 	if (ipi->mode == VAPIC_DM_INIT && !(a->icr_lo & ICR_ASSERT))
 		return false;
 	if ((ipi->mode == VAPIC_DM_FIXED || ipi->mode == VAPIC_DM_LOWEST) && ipi->vector < 16) {
@@ -378,7 +378,7 @@ bool vapic_write(struct vapic *a, unsigned off, unsigned size, uint32_t val, uin
 		a->icr_hi = val & 0xff000000;
 		break;
 	case REG_TIMER_ICR:
-		/* SDM Vol. 3A 11.5.4: writing the initial count (re)starts the timer, 0 stops it. */
+		/* SDM Vol. 3A 11.5.4: an initial count (re)starts the timer; 0 stops it. */
 		a->timer_initial = val;
 		a->timer_count = val;
 		a->timer_start = now;

@@ -39,7 +39,7 @@ enum vapic_shorthand {
 
 /* An IPI the guest asked for by writing ICR low; the hypervisor routes it. */
 struct vapic_ipi {
-	uint8_t mode;		/* enum vapic_dm as written; the caller drops modes it does not offer */
+	uint8_t mode;		/* enum vapic_dm as written; the caller drops modes it lacks */
 	uint8_t vector;		/* fixed/lowest: vector; SIPI: start page */
 	uint8_t shorthand;	/* enum vapic_shorthand */
 	bool logical;		/* dest is a logical (LDR) destination, else an APIC ID */
@@ -48,7 +48,7 @@ struct vapic_ipi {
 
 /* What vapic_pmi() did. */
 enum vapic_pmi {
-	VAPIC_PMI_NONE,		/* LVTPC masked (or a mode we do not model): nothing delivered */
+	VAPIC_PMI_NONE,		/* LVTPC masked, or a mode not modelled: nothing delivered */
 	VAPIC_PMI_FIXED,	/* its vector was offered to the IRR */
 	VAPIC_PMI_NMI,		/* the caller must inject an NMI */
 };
@@ -73,8 +73,9 @@ void vapic_init(struct vapic *a, uint8_t id);
  * Guest MMIO at VAPIC_BASE + off, at guest TSC now. Registers are 32-bit at
  * 16-byte aligned offsets (SDM Vol. 3A 11.4.1). A 1, 2 or 4-byte read inside the
  * first dword of a register returns those bytes; any other read returns 0.
- * Only 4-byte writes at 16-byte aligned offsets take effect. vapic_write()
- * returns true and fills *ipi when the write asks for an IPI.
+ * Only 4-byte writes at 16-byte aligned offsets take effect. Reserved offsets set
+ * ESR bit 7 (illegal register address); writes to read-only registers are
+ * ignored. vapic_write() returns true and fills *ipi when the write asks for an IPI.
  */
 uint32_t vapic_read(struct vapic *a, unsigned off, unsigned size, uint64_t now);
 bool vapic_write(struct vapic *a, unsigned off, unsigned size, uint32_t val, uint64_t now,

@@ -24,7 +24,10 @@ struct vuart {
 	void *ctx;
 };
 
-/* Power-on state; emit (not NULL) receives every completed line with ctx. */
+/*
+ * Power-on state; emit (not NULL) receives every completed line with ctx.
+ * No interrupts are modelled: IER is stored, IIR always reads "none pending".
+ */
 void vuart_init(struct vuart *u, vuart_emit_fn emit, void *ctx);
 
 /*

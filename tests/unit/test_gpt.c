@@ -1,0 +1,363 @@
+/* Unit tests for hv/gpt.c: guest page-table walks in every paging mode over a fake guest RAM. */
+#include <string.h>
+
+#include "tests/unit/unit.h"
+#include "hv/gpt.c"
+
+#define RAM_SIZE	0x100000u	/* 1 MiB of guest RAM at guest-physical 0 */
+
+#define P	0x1ull
+#define RW	0x2ull
+#define US	0x4ull
+#define PS	0x80ull
+#define XD	(1ull << 63)
+
+static uint8_t ram[RAM_SIZE];
+
+static bool in_ram(uint64_t gpa, size_t len)
+{
+	return len <= RAM_SIZE && gpa <= RAM_SIZE - len;
+}
+
+static bool ram_read(void *ctx, uint64_t gpa, void *buf, size_t len)
+{
+	(void)ctx;
+	if (!in_ram(gpa, len))
+		return false;
+	memcpy(buf, ram + gpa, len);
+	return true;
+}
+
+static bool ram_write(void *ctx, uint64_t gpa, const void *buf, size_t len)
+{
+	(void)ctx;
+	if (!in_ram(gpa, len))
+		return false;
+	memcpy(ram + gpa, buf, len);
+	return true;
+}
+
+static void put32(uint64_t gpa, uint32_t v)
+{
+	memcpy(ram + gpa, &v, 4);
+}
+
+static void put64(uint64_t gpa, uint64_t v)
+{
+	memcpy(ram + gpa, &v, 8);
+}
+
+static struct gpt_cpu cpu_for(uint64_t cr0, uint64_t cr4, uint64_t efer, uint64_t cr3)
+{
+	return (struct gpt_cpu){ .cr0 = cr0, .cr3 = cr3, .cr4 = cr4, .efer = efer,
+				 .read_gpa = ram_read, .write_gpa = ram_write };
+}
+
+static const char *const status_name[] = { "ok", "page fault", "non-canonical", "bad gpa",
+					    "bad mode" };
+static const char *const access_name[] = { "read", "write", "fetch" };
+
+/*
+ * Translate la and compare: want_val is the GPA for GPT_OK and GPT_BAD_GPA, the error code for
+ * GPT_PAGE_FAULT. Faults must also report the (32-bit outside IA-32e mode) address.
+ */
+static void expect(const struct gpt_cpu *cpu, const char *what, uint64_t la, enum gpt_access acc,
+		   enum gpt_status want, uint64_t want_val)
+{
+	struct gpt_result res = { 0 };
+	enum gpt_status st = gpt_translate(cpu, la, acc, &res);
+	uint64_t want_la = cpu->efer & GPT_EFER_LMA ? la : (uint32_t)la;
+	uint64_t got_val = st == GPT_PAGE_FAULT ? res.pf_ec : res.gpa;
+	bool ok = st == want;
+
+	if (want == GPT_OK || want == GPT_BAD_GPA || want == GPT_PAGE_FAULT)
+		ok &= got_val == want_val;
+	if (want == GPT_PAGE_FAULT)
+		ok &= res.la == want_la;
+	check(ok, "%s: cpl %u %s %#llx -> %s %#llx (want %s %#llx)", what, cpu->cpl,
+	      access_name[acc], (unsigned long long)la, status_name[st],
+	      (unsigned long long)got_val, status_name[want], (unsigned long long)want_val);
+}
+
+static void test_no_paging(void)
+{
+	struct gpt_cpu cpu = cpu_for(0, 0, 0, 0);
+
+	expect(&cpu, "paging off", 0x12345, GPT_WRITE, GPT_OK, 0x12345);
+	expect(&cpu, "paging off, 32-bit linear", 0x100000010ull, GPT_READ, GPT_OK, 0x10);
+	cpu.cpl = 3;
+	expect(&cpu, "paging off, no rights to check", 0xfee00300, GPT_FETCH, GPT_OK, 0xfee00300);
+}
+
+static void test_32bit(void)
+{
+	const uint64_t cr0 = GPT_CR0_PG;
+	struct gpt_cpu cpu = cpu_for(cr0, GPT_CR4_PSE, 0, 0x1000);
+
+	memset(ram, 0, sizeof(ram));
+	put32(0x1000 + 0 * 4, 0x2000 | P | RW | US);
+	put32(0x1000 + 1 * 4, 0x00c00000 | P | RW | US | PS);
+	put32(0x1000 + 2 * 4, 0x00800000 | 5 << 13 | P | PS);	/* PSE-36: bits 39:32 = 5 */
+	put32(0x1000 + 3 * 4, 0x3000 | P | US);			/* read-only directory entry */
+	put32(0x1000 + 4 * 4, 0x00200000 | P | RW | US);	/* page table outside RAM */
+	put32(0x2000 + 5 * 4, 0x7000 | P | RW | US);
+	put32(0x2000 + 6 * 4, 0x8000 | P | US);
+	put32(0x2000 + 7 * 4, 0x9000 | P | RW);
+	put32(0x3000 + 0 * 4, 0xa000 | P | RW | US);
+
+	expect(&cpu, "32-bit 4K", 0x5123, GPT_READ, GPT_OK, 0x7123);
+	expect(&cpu, "32-bit drops bits 63:32", 0x700005123ull, GPT_READ, GPT_OK, 0x7123);
+	expect(&cpu, "32-bit not present", 0x8000, GPT_READ, GPT_PAGE_FAULT, 0);
+	expect(&cpu, "32-bit not present", 0x8000, GPT_WRITE, GPT_PAGE_FAULT, GPT_PF_W);
+	expect(&cpu, "32-bit PDE not present", 0x01400000, GPT_READ, GPT_PAGE_FAULT, 0);
+	expect(&cpu, "32-bit supervisor write, WP=0", 0x6010, GPT_WRITE, GPT_OK, 0x8010);
+	expect(&cpu, "32-bit supervisor read of supervisor page", 0x7004, GPT_READ, GPT_OK, 0x9004);
+	expect(&cpu, "32-bit 4M page (PSE)", 0x412345, GPT_WRITE, GPT_OK, 0xc12345);
+	expect(&cpu, "32-bit 4M page, PSE-36 high bits", 0x812345, GPT_READ, GPT_OK,
+	       0x500812345ull);
+	expect(&cpu, "32-bit page table outside RAM", 0x01000000, GPT_READ, GPT_BAD_GPA,
+	       0x00200000);
+	expect(&cpu, "32-bit no NX: fetch allowed", 0x5000, GPT_FETCH, GPT_OK, 0x7000);
+
+	cpu.cr4 = 0;
+	expect(&cpu, "32-bit PS ignored without CR4.PSE: table at 0xc00000", 0x412345, GPT_READ,
+	       GPT_BAD_GPA, 0x00c00000 + 0x12 * 4);
+
+	cpu.cr0 = cr0 | GPT_CR0_WP;
+	expect(&cpu, "32-bit supervisor write, WP=1", 0x6010, GPT_WRITE, GPT_PAGE_FAULT,
+	       GPT_PF_P | GPT_PF_W);
+
+	cpu.cpl = 3;
+	expect(&cpu, "32-bit user read", 0x5123, GPT_READ, GPT_OK, 0x7123);
+	expect(&cpu, "32-bit user write to read-only", 0x6010, GPT_WRITE, GPT_PAGE_FAULT,
+	       GPT_PF_P | GPT_PF_W | GPT_PF_U);
+	expect(&cpu, "32-bit user read of supervisor page", 0x7000, GPT_READ, GPT_PAGE_FAULT,
+	       GPT_PF_P | GPT_PF_U);
+	expect(&cpu, "32-bit user write under read-only PDE", 0xc00000, GPT_WRITE,
+	       GPT_PAGE_FAULT, GPT_PF_P | GPT_PF_W | GPT_PF_U);
+	expect(&cpu, "32-bit user read under read-only PDE", 0xc00000, GPT_READ, GPT_OK, 0xa000);
+	cpu.cr0 = cr0;
+	expect(&cpu, "32-bit user write to read-only, WP=0", 0x6010, GPT_WRITE, GPT_PAGE_FAULT,
+	       GPT_PF_P | GPT_PF_W | GPT_PF_U);
+	/* Without SMEP, 32-bit paging never reports I/D, even with NXE (SDM Vol. 3A 4.7). */
+	cpu.efer = GPT_EFER_NXE;
+	expect(&cpu, "32-bit user fetch, not present: no I/D", 0x8000, GPT_FETCH, GPT_PAGE_FAULT,
+	       GPT_PF_U);
+	cpu.cr4 = GPT_CR4_SMEP;
+	expect(&cpu, "32-bit user fetch, not present, SMEP: I/D", 0x8000, GPT_FETCH,
+	       GPT_PAGE_FAULT, GPT_PF_U | GPT_PF_I);
+
+	cpu.cpl = 0;
+	expect(&cpu, "32-bit SMEP: supervisor fetch from user page", 0x5000, GPT_FETCH,
+	       GPT_PAGE_FAULT, GPT_PF_P | GPT_PF_I);
+	expect(&cpu, "32-bit SMEP: supervisor read of user page", 0x5000, GPT_READ, GPT_OK, 0x7000);
+	expect(&cpu, "32-bit SMEP: supervisor fetch from supervisor page", 0x7000, GPT_FETCH,
+	       GPT_OK, 0x9000);
+}
+
+static void test_pae(void)
+{
+	const uint64_t cr4 = GPT_CR4_PAE;
+	struct gpt_cpu cpu = cpu_for(GPT_CR0_PG, cr4, GPT_EFER_NXE, 0x1020);
+	const uint64_t pdptes[4] = { 0x2000, 0x2000 | P, 0, 0 };
+
+	memset(ram, 0, sizeof(ram));
+	/* CR3 is only 32-byte aligned: the PDPTEs sit at 0x1020. */
+	put64(0x1020 + 0 * 8, 0x2000 | P);
+	put64(0x1020 + 1 * 8, 0x2000);				/* not present: rest ignored */
+	put64(0x1020 + 2 * 8, 0x3000 | P);
+	put64(0x1020 + 3 * 8, 0x200000 | P);			/* directory outside RAM */
+	put64(0x2000 + 0 * 8, 0x4000 | P | RW | US);
+	put64(0x2000 + 1 * 8, 0x00600000 | P | RW | PS);	/* 2M supervisor page */
+	put64(0x2000 + 2 * 8, 0x4000 | P | RW | US | XD);
+	put64(0x4000 + 1 * 8, 0x5000 | P | RW | US);
+	put64(0x4000 + 2 * 8, 0x6000 | P | RW | US | XD);
+	put64(0x3000 + 0 * 8, 0x123456600000ull | P | RW | PS);	/* 2M page above 4 GiB */
+
+	expect(&cpu, "PAE 4K", 0x1234, GPT_READ, GPT_OK, 0x5234);
+	expect(&cpu, "PAE PDPTE not present", 0x40000000, GPT_READ, GPT_PAGE_FAULT, 0);
+	expect(&cpu, "PAE 2M page", 0x201234, GPT_WRITE, GPT_OK, 0x601234);
+	expect(&cpu, "PAE 2M page above 4 GiB", 0x8001abcd, GPT_READ, GPT_OK,
+	       0x123456600000ull + 0x1abcd);
+	expect(&cpu, "PAE directory outside RAM", 0xc0000000, GPT_READ, GPT_BAD_GPA, 0x200000);
+	expect(&cpu, "PAE NX page, read", 0x2010, GPT_READ, GPT_OK, 0x6010);
+	expect(&cpu, "PAE NX page, fetch", 0x2010, GPT_FETCH, GPT_PAGE_FAULT,
+	       GPT_PF_P | GPT_PF_I);
+	expect(&cpu, "PAE NX directory entry, fetch", 0x401000, GPT_FETCH, GPT_PAGE_FAULT,
+	       GPT_PF_P | GPT_PF_I);
+	expect(&cpu, "PAE NX directory entry, read", 0x401000, GPT_READ, GPT_OK, 0x5000);
+	expect(&cpu, "PAE fetch, not present, NXE: I/D", 0x3000, GPT_FETCH, GPT_PAGE_FAULT,
+	       GPT_PF_I);
+
+	cpu.cpl = 3;
+	expect(&cpu, "PAE user fetch of NX page", 0x2010, GPT_FETCH, GPT_PAGE_FAULT,
+	       GPT_PF_P | GPT_PF_U | GPT_PF_I);
+	expect(&cpu, "PAE user write, PDPTE not present", 0x40000000, GPT_WRITE, GPT_PAGE_FAULT,
+	       GPT_PF_W | GPT_PF_U);
+	expect(&cpu, "PAE user read of supervisor 2M page", 0x201234, GPT_READ, GPT_PAGE_FAULT,
+	       GPT_PF_P | GPT_PF_U);
+	expect(&cpu, "PAE user fetch of user page", 0x1000, GPT_FETCH, GPT_OK, 0x5000);
+
+	cpu.cpl = 0;
+	cpu.efer = 0;
+	expect(&cpu, "PAE without NXE: XD ignored, not part of the address", 0x2010, GPT_FETCH,
+	       GPT_OK, 0x6010);
+	expect(&cpu, "PAE fetch, not present, no NXE: no I/D", 0x3000, GPT_FETCH, GPT_PAGE_FAULT,
+	       0);
+
+	/* With EPT the PDPTEs come from the VMCS, not from memory. */
+	cpu.pdptes = pdptes;
+	expect(&cpu, "PAE PDPTE registers: slot 1 present", 0x40001234, GPT_READ, GPT_OK, 0x5234);
+	expect(&cpu, "PAE PDPTE registers: slot 0 absent", 0x1234, GPT_READ, GPT_PAGE_FAULT, 0);
+	cpu.pdptes = NULL;
+	cpu.cr3 = 0x300000;
+	expect(&cpu, "PAE PDPT outside RAM", 0x40000000, GPT_READ, GPT_BAD_GPA, 0x300008);
+}
+
+/* Tables shared by the 4-level and copy tests. */
+static void build_4level(void)
+{
+	memset(ram, 0, sizeof(ram));
+	put64(0x1000 + 0 * 8, 0x2000 | P | RW | US);
+	put64(0x1000 + 1 * 8, 0x4000 | P | RW | US | XD);
+	put64(0x1000 + 2 * 8, 0x300000 | P | RW | US);		/* PDPT outside RAM */
+	put64(0x1000 + 256 * 8, 0x3000 | P | RW);		/* supervisor upper half */
+	put64(0x2000 + 0 * 8, 0x5000 | P | RW | US);
+	/* 1G page at 512 GiB; bit 12 is PAT there, not address. */
+	put64(0x2000 + 1 * 8, 0x8000000000ull | 0x1000 | P | RW | US | PS);
+	put64(0x5000 + 0 * 8, 0x6000 | P | RW | US);
+	put64(0x5000 + 1 * 8, 0x00a00000 | P | RW | US | PS);
+	put64(0x5000 + 2 * 8, 0x7000 | P | US);			/* read-only directory entry */
+	put64(0x6000 + 1 * 8, 0x9000 | P | RW | US);
+	put64(0x6000 + 2 * 8, 0xa000 | P | RW);
+	put64(0x6000 + 4 * 8, 0x200000 | P | RW | US);		/* page outside RAM */
+	put64(0x7000 + 0 * 8, 0xb000 | P | RW | US);
+	put64(0x3000 + 0 * 8, 0x8000 | P | RW);
+	put64(0x8000 + 0 * 8, 0x00200000 | P | RW | US | PS);	/* user, under a supervisor PML4E */
+	put64(0x4000 + 0 * 8, 0x0 | P | RW | US | PS);
+}
+
+#define LM_CR0	(GPT_CR0_PG | GPT_CR0_WP)
+#define LM_CR4	GPT_CR4_PAE
+#define LM_EFER	(GPT_EFER_LMA | GPT_EFER_NXE)
+
+static void test_4level(void)
+{
+	struct gpt_cpu cpu = cpu_for(LM_CR0, LM_CR4, LM_EFER, 0x1000);
+
+	build_4level();
+	expect(&cpu, "4-level 4K", 0x1abc, GPT_READ, GPT_OK, 0x9abc);
+	expect(&cpu, "4-level 2M", 0x212345, GPT_WRITE, GPT_OK, 0xa12345);
+	expect(&cpu, "4-level 1G, PAT bit not address", 0x52345678, GPT_READ, GPT_OK,
+	       0x8012345678ull);
+	expect(&cpu, "4-level upper half 2M", 0xffff800000001234ull, GPT_FETCH, GPT_OK, 0x201234);
+	expect(&cpu, "4-level PTE not present", 0x0, GPT_READ, GPT_PAGE_FAULT, 0);
+	expect(&cpu, "4-level PDPTE not present", 0x80000000, GPT_WRITE, GPT_PAGE_FAULT,
+	       GPT_PF_W);
+	expect(&cpu, "4-level PML4E not present", 0x18000000000ull, GPT_READ, GPT_PAGE_FAULT, 0);
+	expect(&cpu, "4-level fetch, not present: I/D", 0x0, GPT_FETCH, GPT_PAGE_FAULT, GPT_PF_I);
+	expect(&cpu, "4-level PDPT outside RAM", 0x10000000000ull, GPT_READ, GPT_BAD_GPA,
+	       0x300000);
+	expect(&cpu, "4-level NX PML4E, read", 0x8000001000ull, GPT_READ, GPT_OK, 0x1000);
+	expect(&cpu, "4-level NX PML4E, fetch", 0x8000001000ull, GPT_FETCH, GPT_PAGE_FAULT,
+	       GPT_PF_P | GPT_PF_I);
+	expect(&cpu, "4-level supervisor write, WP=1, read-only PDE", 0x400000, GPT_WRITE,
+	       GPT_PAGE_FAULT, GPT_PF_P | GPT_PF_W);
+	expect(&cpu, "4-level bits 63:47 not a sign extension", 0x0000800000000000ull, GPT_READ,
+	       GPT_NON_CANONICAL, 0);
+	expect(&cpu, "4-level bits 63:47 not a sign extension", 0xffff7fffffffffffull, GPT_READ,
+	       GPT_NON_CANONICAL, 0);
+
+	cpu.cr0 = GPT_CR0_PG;
+	expect(&cpu, "4-level supervisor write, WP=0, read-only PDE", 0x400000, GPT_WRITE,
+	       GPT_OK, 0xb000);
+
+	cpu.cpl = 3;
+	expect(&cpu, "4-level user write, read-only PDE", 0x400000, GPT_WRITE, GPT_PAGE_FAULT,
+	       GPT_PF_P | GPT_PF_W | GPT_PF_U);
+	expect(&cpu, "4-level user read of supervisor PML4E", 0xffff800000001234ull, GPT_READ,
+	       GPT_PAGE_FAULT, GPT_PF_P | GPT_PF_U);
+	expect(&cpu, "4-level user read of supervisor PTE", 0x2000, GPT_READ, GPT_PAGE_FAULT,
+	       GPT_PF_P | GPT_PF_U);
+	expect(&cpu, "4-level user read", 0x1abc, GPT_READ, GPT_OK, 0x9abc);
+
+	cpu.cr4 = LM_CR4 | GPT_CR4_LA57;
+	expect(&cpu, "5-level paging refused", 0x1abc, GPT_READ, GPT_BAD_MODE, 0);
+}
+
+static void fill(uint64_t gpa, size_t len, uint8_t seed)
+{
+	for (size_t i = 0; i < len; i++)
+		ram[gpa + i] = (uint8_t)(seed + i);
+}
+
+static void test_copy(void)
+{
+	struct gpt_cpu cpu = cpu_for(LM_CR0, LM_CR4, LM_EFER, 0x1000);
+	struct gpt_result res = { 0 };
+	uint8_t buf[32], want[32];
+	enum gpt_status st;
+
+	build_4level();
+	/* la 0x1ff8..0x2007 is 0x9ff8..0x9fff then 0xa000..0xa007: not contiguous in the RAM. */
+	fill(0x9ff8, 8, 0x10);
+	fill(0xa000, 8, 0x18);
+	fill(0x9000, 8, 0xee);
+	memset(buf, 0, sizeof(buf));
+	st = gpt_copy_from_guest(&cpu, buf, 0x1ff8, 16, GPT_READ, &res);
+	for (int i = 0; i < 16; i++)
+		want[i] = (uint8_t)(0x10 + i);
+	check(st == GPT_OK && !memcmp(buf, want, 16), "copy from guest across two pages");
+
+	st = gpt_copy_from_guest(&cpu, buf, 0x1000, 0, GPT_READ, &res);
+	check(st == GPT_OK, "copy of nothing succeeds");
+
+	for (int i = 0; i < 16; i++)
+		want[i] = (uint8_t)(0x80 + i);
+	st = gpt_copy_to_guest(&cpu, 0x1ff8, want, 16, &res);
+	check(st == GPT_OK && !memcmp(ram + 0x9ff8, want, 8) && !memcmp(ram + 0xa000, want + 8, 8),
+	      "copy to guest across two pages");
+
+	/* la 0x3000 is not mapped: the first 8 bytes arrive, then the fault names 0x3000. */
+	memset(buf, 0, sizeof(buf));
+	fill(0xaff8, 8, 0x40);
+	st = gpt_copy_from_guest(&cpu, buf, 0x2ff8, 16, GPT_READ, &res);
+	check(st == GPT_PAGE_FAULT && res.la == 0x3000 && res.pf_ec == 0 &&
+	      !memcmp(buf, ram + 0xaff8, 8),
+	      "copy from guest into an unmapped page: #PF at 0x3000 (got %d, la %#llx, ec %#x)",
+	      st, (unsigned long long)res.la, res.pf_ec);
+
+	st = gpt_copy_from_guest(&cpu, buf, 0x4ff8, 16, GPT_READ, &res);
+	check(st == GPT_BAD_GPA && res.la == 0x4ff8 && res.gpa == 0x200ff8,
+	      "copy from guest page outside RAM (got %d, la %#llx, gpa %#llx)", st,
+	      (unsigned long long)res.la, (unsigned long long)res.gpa);
+	st = gpt_copy_to_guest(&cpu, 0x4000, want, 4, &res);
+	check(st == GPT_BAD_GPA && res.gpa == 0x200000, "copy to guest page outside RAM");
+
+	cpu.cpl = 3;
+	st = gpt_copy_to_guest(&cpu, 0x1ffc, want, 8, &res);
+	check(st == GPT_PAGE_FAULT && res.la == 0x2000 &&
+	      res.pf_ec == (GPT_PF_P | GPT_PF_W | GPT_PF_U) && !memcmp(ram + 0x9ffc, want, 4),
+	      "user copy to guest into a supervisor page: #PF at 0x2000 after the first page");
+
+	cpu.cpl = 0;
+	st = gpt_copy_from_guest(&cpu, buf, 0x8000000ff8ull, 16, GPT_FETCH, &res);
+	check(st == GPT_PAGE_FAULT && res.la == 0x8000000ff8ull &&
+	      res.pf_ec == (GPT_PF_P | GPT_PF_I), "instruction fetch from an NX page");
+
+	/* Paging off outside IA-32e mode: the linear address wraps at 4 GiB. */
+	cpu = cpu_for(0, 0, 0, 0);
+	fill(0x0, 8, 0x60);
+	st = gpt_copy_from_guest(&cpu, buf, 0x100000000ull, 8, GPT_READ, &res);
+	check(st == GPT_OK && !memcmp(buf, ram, 8), "paging off: copy from a wrapped address");
+}
+
+int main(void)
+{
+	test_no_paging();
+	test_32bit();
+	test_pae();
+	test_4level();
+	test_copy();
+	return unit_summary();
+}

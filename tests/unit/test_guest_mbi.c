@@ -1,0 +1,140 @@
+/* Unit tests for hv/guest_mbi.c: the multiboot information a guest reads, and every refusal. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/unit.h"
+#include "hv/guest_mbi.c"
+
+#define RAM_SIZE	(128u << 20)
+#define AREA		0x9e000u
+#define AREA_SIZE	0x1000u
+
+static uint32_t rd32(const uint8_t *ram, uint64_t a)
+{
+	uint32_t v;
+
+	memcpy(&v, ram + a, 4);
+	return v;
+}
+
+static uint64_t rd64(const uint8_t *ram, uint64_t a)
+{
+	uint64_t v;
+
+	memcpy(&v, ram + a, 8);
+	return v;
+}
+
+/* True when nothing but [start, end) differs from the 0xcc fill. */
+static bool only_changed(const uint8_t *ram, uint64_t size, uint64_t start, uint64_t end)
+{
+	uint64_t i;
+
+	for (i = 0; i < size; i++)
+		if ((i < start || i >= end) && ram[i] != 0xcc)
+			return false;
+	return true;
+}
+
+/* Walk the memory map the way a kernel does: by each entry's size field. */
+static void test_layout(uint8_t *ram)
+{
+	static const char cmd[] = "console=ttyS0 pmu=on";
+	uint32_t mbi = 0, flags, mm, mm_len, p, n = 0;
+	uint64_t need = guest_mbi_size(strlen(cmd)), base[4] = { 0 }, len[4] = { 0 },
+		 type[4] = { 0 };
+	const char *err;
+
+	memset(ram, 0xcc, RAM_SIZE);
+	err = guest_mbi_build(ram, RAM_SIZE, AREA, AREA_SIZE, cmd, strlen(cmd), &mbi);
+	check(!err && mbi == AREA, "built at 0x%x (%s)", mbi, err ? err : "ok");
+	flags = rd32(ram, mbi);
+	check(flags == 0x24d, "flags: memory, cmdline, mods, mmap, loader name (0x%x)", flags);
+	check(rd32(ram, mbi + 4) == 640, "mem_lower 640 KiB");
+	check(rd32(ram, mbi + 8) == (RAM_SIZE >> 10) - 1024,
+	      "mem_upper = RAM above 1 MiB in KiB (%u)", rd32(ram, mbi + 8));
+	check(rd32(ram, mbi + 20) == 0, "no modules");
+	check(!strcmp((char *)ram + rd32(ram, mbi + 16), cmd), "command line copied");
+	check(!strcmp((char *)ram + rd32(ram, mbi + 64), "perfvisor"), "boot loader name");
+
+	mm = rd32(ram, mbi + 48);
+	mm_len = rd32(ram, mbi + 44);
+	for (p = mm; p < mm + mm_len && n < 4; p += rd32(ram, p) + 4, n++) {
+		base[n] = rd64(ram, p + 4);
+		len[n] = rd64(ram, p + 12);
+		type[n] = rd32(ram, p + 20);
+	}
+	check(n == 2 && base[0] == 0 && len[0] == 0x9fc00 && type[0] == 1,
+	      "mmap entry 0: 0-0x9fc00 usable");
+	check(base[1] == 0x100000 && len[1] == RAM_SIZE - 0x100000 && type[1] == 1,
+	      "mmap entry 1: 1 MiB to the end of RAM usable");
+	check(need == 88 + 48 + 10 + strlen(cmd) + 1, "guest_mbi_size counts everything (%llu)",
+	      (unsigned long long)need);
+	check(only_changed(ram, RAM_SIZE, AREA, AREA + need),
+	      "nothing written outside the area's used part");
+	check(mm >= AREA && mm + mm_len <= AREA + need &&
+	      rd32(ram, mbi + 16) + strlen(cmd) < AREA + need,
+	      "all pointers lie inside the area");
+}
+
+static void test_edges(uint8_t *ram)
+{
+	uint32_t mbi;
+	const char *err;
+
+	/* Exactly 1 MiB: no upper memory, a single map entry. */
+	err = guest_mbi_build(ram, 1 << 20, AREA, AREA_SIZE, NULL, 0, &mbi);
+	check(!err && rd32(ram, mbi + 8) == 0 && rd32(ram, mbi + 44) == 24,
+	      "1 MiB of RAM: mem_upper 0, one map entry");
+	check(ram[rd32(ram, mbi + 16)] == '\0', "no command line gives an empty string");
+
+	/* The area exactly as large as needed, at the very end of RAM. */
+	memset(ram, 0xcc, RAM_SIZE);
+	err = guest_mbi_build(ram, RAM_SIZE, RAM_SIZE - 152, 152, "abcde", 5, &mbi);
+	check(!err && !strcmp((char *)ram + RAM_SIZE - 6, "abcde"),
+	      "an area of exactly the size fits");
+}
+
+static const struct {
+	const char *name;
+	uint64_t ram_size, area, area_size;
+	size_t cmdline_len;
+	const char *want;
+} refusals[] = {
+	{ "RAM under 1 MiB", 0xfffff, 0x1000, 0x1000, 4, "smaller than 1 MiB" },
+	{ "unaligned area", RAM_SIZE, 0x9e004, 0x1000, 4, "not 8-byte aligned" },
+	{ "area past RAM", RAM_SIZE, RAM_SIZE - 0x800, 0x1000, 4, "outside guest RAM" },
+	{ "area larger than RAM", RAM_SIZE, 0, RAM_SIZE + 8, 4, "outside guest RAM" },
+	{ "area + size wraps", RAM_SIZE, 0xfffffffffffffff8ull, 0x10, 4, "outside guest RAM" },
+	{ "area one byte short", RAM_SIZE, AREA, 88 + 48 + 10 + 4, 4, "does not fit" },
+	{ "command line longer than 4 GiB", RAM_SIZE, AREA, AREA_SIZE, (size_t)1 << 33,
+	  "does not fit" },
+	{ "crossing 4 GiB", 8ull << 30, 0xffffff80ull, 0x2000, 4, "above 4 GiB" },
+};
+
+/* Refusals leave RAM alone; a large ram_size is only claimed, never touched. */
+static void test_refusals(uint8_t *ram)
+{
+	uint32_t mbi = 0x1234;
+	size_t i;
+	const char *err;
+
+	for (i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
+		memset(ram, 0xcc, 0x100000);
+		err = guest_mbi_build(ram, refusals[i].ram_size, refusals[i].area,
+				      refusals[i].area_size, "abcd", refusals[i].cmdline_len, &mbi);
+		check(err && strstr(err, refusals[i].want) && mbi == 0x1234 &&
+		      only_changed(ram, 0x100000, 0, 0), "%s refused: %s", refusals[i].name, err);
+	}
+}
+
+int main(void)
+{
+	uint8_t *ram = malloc(RAM_SIZE);
+
+	test_layout(ram);
+	test_edges(ram);
+	test_refusals(ram);
+	free(ram);
+	return unit_summary();
+}
