@@ -1,10 +1,10 @@
-/* Option strings: key=value tokens and a table-driven parser that reports every problem by name. */
+/* Option strings: key=value tokens and a table-driven parser that names every problem. */
 #include <stdarg.h>
 
 #include "boot/cmdline.h"
 #include "boot/printk.h"
 
-#define SHOW_MAX	40	/* user text quoted in a message is cut here so the rest still fits */
+#define SHOW_MAX	40	/* quoted user text is cut here so the rest of a message fits */
 
 /* Even index false, odd index true. */
 static const char *const bool_words[] = {

@@ -1,4 +1,4 @@
-/* Option strings (hypervisor command line, module strings): key=value tokens and a table-driven parser. */
+/* Option strings (command line, module strings): key=value tokens and a table-driven parser. */
 #ifndef PERFVISOR_BOOT_CMDLINE_H
 #define PERFVISOR_BOOT_CMDLINE_H
 
@@ -25,7 +25,7 @@ enum cmdline_kind {
 	CMDLINE_ENUM,	/* unsigned: index of the value in words */
 	CMDLINE_BOOL,	/* bool: 1/0, on/off, yes/no, true/false; the bare key means true */
 	CMDLINE_STR,	/* char[max + 1]: min..max characters, each in chars if set */
-	CMDLINE_LIST,	/* struct cmdline_list: "0,2-3" style, each number in min..max */
+	CMDLINE_LIST,	/* struct cmdline_list: "0,2-3" style, each number in min..max (32-bit) */
 	CMDLINE_SET,	/* uint64_t: bit i set for each of words[i] in a comma list */
 };
 
@@ -44,7 +44,7 @@ struct cmdline_opt {
 	const char *const *words; /* ENUM, SET: NULL-terminated; SET: at most 64 */
 	const char *chars;	/* STR: allowed characters (NULL: any but blanks) */
 	const char *expect;	/* what messages say is expected (NULL: derived from the above) */
-	bool fatal;		/* a bad value cannot be replaced by the default: the caller gives up */
+	bool fatal;		/* no default can stand in for a bad value: the caller gives up */
 };
 
 /*
@@ -60,7 +60,7 @@ struct cmdline_parser {
 	size_t nopts;
 	void (*report)(void *ctx, const char *msg);	/* may be NULL */
 	void *ctx;
-	const char *args;	/* out: text after the "--" token, blanks after it skipped; NULL if none */
+	const char *args;	/* out: text after the "--" token and its blanks; NULL if none */
 	unsigned fatal;		/* out: bad values of fatal options */
 };
 

@@ -1,4 +1,4 @@
-/* Physical frame allocator: two bitmaps (managed, free) over the span of usable RAM from 1 MiB to 4 GiB. */
+/* Physical frame allocator: two bitmaps (managed, free) over usable RAM from 1 MiB to 4 GiB. */
 #include <stdbool.h>
 
 #include "boot/frame.h"
@@ -48,7 +48,9 @@ static const struct frame_range *first_overlap(const struct frame_range *r, size
 static uint64_t next_bit(const uint64_t *map, uint64_t from, uint64_t limit, bool want)
 {
 	while (from < limit) {
-		uint64_t w = (map[from / 64] ^ (want ? 0 : UINT64_MAX)) & (UINT64_MAX << (from % 64));
+		uint64_t w = map[from / 64] ^ (want ? 0 : UINT64_MAX);
+
+		w &= UINT64_MAX << (from % 64);
 
 		if (w) {
 			uint64_t i = from / 64 * 64 + (uint64_t)__builtin_ctzll(w);
@@ -93,7 +95,9 @@ static uint64_t find_room(const struct frame_range *usable, size_t nusable,
 		if (!clip_usable(&usable[i], &s, &e))
 			continue;
 		while (e - s >= size) {
-			const struct frame_range *r = first_overlap(reserved, nreserved, s, s + size);
+			const struct frame_range *r;
+
+			r = first_overlap(reserved, nreserved, s, s + size);
 
 			if (!r)
 				return s;
@@ -138,9 +142,10 @@ int frame_init(const struct frame_range *usable, size_t nusable,
 	/* Reserved ranges cost every frame they touch. */
 	for (size_t i = 0; i < nreserved; i++) {
 		const struct frame_range *r = &reserved[i];
+		uint64_t end = r->end < HIGH_END ? r->end : HIGH_END;
 
-		if (r->start < r->end && r->start < HIGH_END)
-			mark(page_down(r->start), page_up(r->end < HIGH_END ? r->end : HIGH_END), false);
+		if (r->start < end)
+			mark(page_down(r->start), page_up(end), false);
 	}
 	mark(at, at + bytes, false);
 	for (uint64_t i = next_bit(fa.managed, 0, fa.count, true); i < fa.count;

@@ -1,4 +1,4 @@
-/* Physical frame allocator: 4 KiB frames of usable RAM below 4 GiB, kept away from everything reserved. */
+/* Physical frame allocator: 4 KiB frames of usable RAM below 4 GiB, never a reserved one. */
 #ifndef PERFVISOR_BOOT_FRAME_H
 #define PERFVISOR_BOOT_FRAME_H
 
@@ -17,7 +17,7 @@ enum {
 	FRAME_E_NOMEM = -1,	/* init: no usable frame between 1 MiB and 4 GiB */
 	FRAME_E_NOROOM = -2,	/* init: no free run of frames large enough for the bitmaps */
 	FRAME_E_ALIGN = -3,	/* free: address not 4 KiB aligned */
-	FRAME_E_RANGE = -4,	/* free: not a frame the allocator hands out (reserved, hole, bitmap) */
+	FRAME_E_RANGE = -4,	/* free: not a frame it hands out (reserved, hole, bitmap) */
 	FRAME_E_DOUBLE = -5,	/* free: frame already free */
 };
 

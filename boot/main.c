@@ -13,6 +13,7 @@
 #include "hv/pcpu.h"
 #include "hv/platform.h"
 #include "hv/sched.h"
+#include "pmu/pmu.h"
 
 #define MULTIBOOT_LOADER_MAGIC	0x2BADB002
 
@@ -22,6 +23,9 @@ static struct mb_boot_info boot_info;
 
 static const char *const console_words[] = { "serial", "e9", "both", (const char *)0 };
 static const char *const migrate_words[] = { "none", "random", (const char *)0 };
+/* In enum pmu_choice order. */
+static const char *const pmu_words[] = { "auto", "arch", "soft", "off", (const char *)0 };
+static unsigned pmu_choice;
 static unsigned console_choice = 2;
 static uint64_t loglevel_opt = LOG_INFO;
 static unsigned migrate_choice;
@@ -33,6 +37,7 @@ static const struct cmdline_opt hv_options[] = {
 	{ .name = "slice", .kind = CMDLINE_UINT, .dest = &sched_opts.slice_us, .min = 100,
 	  .max = 1000000 },
 	{ .name = "migrate", .kind = CMDLINE_ENUM, .dest = &migrate_choice, .words = migrate_words },
+	{ .name = "pmu", .kind = CMDLINE_ENUM, .dest = &pmu_choice, .words = pmu_words },
 	{ .name = "cpus", .kind = CMDLINE_UINT, .dest = &sched_opts.max_cpus, .min = 1,
 	  .max = MAX_PCPUS },
 	{ .name = "seed", .kind = CMDLINE_UINT, .dest = &sched_opts.seed, .min = 0,
@@ -113,5 +118,6 @@ void boot_main(uint32_t magic, uint32_t info_pa)
 		       "VT-x, on bare metal, or under Bochs (make run)\n");
 		hv_exit(EXIT_NO_VTX);
 	}
+	pmu_init((enum pmu_choice)pmu_choice);
 	hv_main(&boot_info);
 }

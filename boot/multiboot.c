@@ -90,7 +90,8 @@ static int copy_string(struct parse *p, uint64_t pa, char *dst, size_t size, con
 	avail = p->w->size - (pa - p->w->pa);
 	for (n = 0; n < avail && s[n]; n++)
 		if (n + 1 == size)
-			return fail(p, MB_E_STRING, "multiboot: %s at 0x%lx is longer than %zu bytes",
+			return fail(p, MB_E_STRING,
+				    "multiboot: %s at 0x%lx is longer than %zu bytes",
 				    what, pa, size - 1);
 	if (n == avail)
 		return fail(p, MB_E_STRING,
@@ -123,15 +124,15 @@ static int parse_mmap(struct parse *p, const uint8_t *info)
 		uint64_t base, length;
 
 		if (len - off < 4)
-			return fail(p, MB_E_MMAP, "multiboot: memory map entry %u at offset %u runs past "
-				    "the end of the map (%u bytes)", i, off, len);
+			return fail(p, MB_E_MMAP, "multiboot: memory map entry %u at offset %u "
+				    "runs past the end of the map (%u bytes)", i, off, len);
 		size = rd32(e);
 		if (size < MMAP_ENTRY_MIN)
 			return fail(p, MB_E_MMAP, "multiboot: memory map entry %u has size %u "
 				    "(at least %u)", i, size, MMAP_ENTRY_MIN);
 		if (size > len - off - 4)
-			return fail(p, MB_E_MMAP, "multiboot: memory map entry %u at offset %u runs past "
-				    "the end of the map (%u bytes)", i, off, len);
+			return fail(p, MB_E_MMAP, "multiboot: memory map entry %u at offset %u "
+				    "runs past the end of the map (%u bytes)", i, off, len);
 		base = rd64(e + 4);
 		length = rd64(e + 12);
 		if (length > UINT64_MAX - base)
@@ -171,8 +172,8 @@ static int parse_mods(struct parse *p, const uint8_t *info)
 			    count, MB_MODS_MAX);
 	list = window_at(p->w, addr, count * MOD_ENTRY_SIZE);
 	if (!list)
-		return fail(p, MB_E_WINDOW, "multiboot: module list at 0x%x (%u entries) is outside "
-			    "the memory window", addr, count);
+		return fail(p, MB_E_WINDOW, "multiboot: module list at 0x%x (%u entries) is "
+			    "outside the memory window", addr, count);
 	add_used(p, addr, count * MOD_ENTRY_SIZE);
 	for (unsigned i = 0; i < count; i++) {
 		const uint8_t *e = list + i * MOD_ENTRY_SIZE;
@@ -186,11 +187,11 @@ static int parse_mods(struct parse *p, const uint8_t *info)
 			return fail(p, MB_E_MODS, "multiboot: module %u ends before it starts "
 				    "(0x%lx < 0x%lx)", i, m->end, m->start);
 		if (!window_at(p->w, m->start, m->end - m->start))
-			return fail(p, MB_E_WINDOW, "multiboot: module %u [0x%lx, 0x%lx) is outside "
-				    "the memory window", i, m->start, m->end);
+			return fail(p, MB_E_WINDOW, "multiboot: module %u [0x%lx, 0x%lx) is "
+				    "outside the memory window", i, m->start, m->end);
 		if (overlap(m->start, m->end, img->start, img->end))
-			return fail(p, MB_E_MODS, "multiboot: module %u [0x%lx, 0x%lx) overlaps the "
-				    "hypervisor image [0x%lx, 0x%lx)", i, m->start, m->end,
+			return fail(p, MB_E_MODS, "multiboot: module %u [0x%lx, 0x%lx) overlaps "
+				    "the hypervisor image [0x%lx, 0x%lx)", i, m->start, m->end,
 				    img->start, img->end);
 		for (unsigned j = 0; j < i; j++) {
 			const struct mb_module *o = &p->out->mods[j];
@@ -230,8 +231,8 @@ int mb_parse(const struct mb_window *w, uint64_t info_pa, uint64_t image_start, 
 			size = mbi_field_end[b];
 	info = window_at(w, info_pa, size);
 	if (!info)
-		return fail(&p, MB_E_WINDOW, "multiboot: info structure at 0x%lx (%u bytes for flags "
-			    "0x%x) is outside the memory window", info_pa, size, flags);
+		return fail(&p, MB_E_WINDOW, "multiboot: info structure at 0x%lx (%u bytes for "
+			    "flags 0x%x) is outside the memory window", info_pa, size, flags);
 	out->flags = flags;
 	add_used(&p, info_pa, size);
 	if (flags & MB_INFO_MEMORY) {

@@ -20,7 +20,8 @@
 #define MB_MODS_MAX	16
 #define MB_CMDLINE_MAX	512	/* bytes with the NUL; longer is an error */
 #define MB_MODSTR_MAX	256	/* likewise for each module string */
-#define MB_USED_MAX	(4 + MB_MODS_MAX)	/* info, command line, memory map, module list, strings */
+/* Loader structures: info, command line, memory map, module list, module strings. */
+#define MB_USED_MAX	(4 + MB_MODS_MAX)
 #define MB_RESERVED_MAX	(1 + MB_MODS_MAX + MB_USED_MAX)
 
 /* Negative returns of mb_parse(). */
@@ -45,7 +46,7 @@ struct mb_mmap_entry {
 };
 
 struct mb_module {
-	uint64_t start, end;	/* [start, end): GRUB and QEMU put the first byte after it in mod_end */
+	uint64_t start, end;	/* [start, end): GRUB and QEMU store start + size in mod_end */
 	char string[MB_MODSTR_MAX];
 };
 
@@ -54,7 +55,7 @@ struct mb_boot_info {
 	uint32_t mem_lower_kb, mem_upper_kb;	/* valid if flags & MB_INFO_MEMORY */
 	struct mb_mmap_entry mmap[MB_MMAP_MAX];
 	unsigned mmap_count;
-	unsigned mmap_dropped;		/* entries past MB_MMAP_MAX, ignored (RAM lost, nothing unsafe) */
+	unsigned mmap_dropped;		/* entries past MB_MMAP_MAX: ignored (RAM lost, no harm) */
 	bool mmap_synthesized;		/* built from mem_lower/mem_upper: no memory map given */
 	char cmdline[MB_CMDLINE_MAX];
 	struct mb_module mods[MB_MODS_MAX];

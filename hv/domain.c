@@ -25,6 +25,8 @@
 #define MB_LOADER_MAGIC	0x2BADB002
 
 _Static_assert(sizeof(struct vcpu) <= 4096, "a vcpu must fit in one frame");
+_Static_assert(DOM_ACCT_GUEST == (int)PMU_ACCT_GUEST && DOM_ACCT_VCPU == (int)PMU_ACCT_VCPU &&
+	       DOM_ACCT_HYBRID == (int)PMU_ACCT_HYBRID, "acct= maps onto the PMU accounting modes");
 
 struct domain domains[MAX_DOMAINS];
 unsigned num_domains;
@@ -138,8 +140,8 @@ void dom_create(unsigned index, const void *image, uint64_t image_len, const cha
 
 	d->id = index;
 	num_domains = index + 1;
-	if (dom_config_parse(index, modstr, num_pcpus, (const char *const *)0, report_line,
-			     (void *)0, &d->cfg) == DOM_CFG_FATAL) {
+	if (dom_config_parse(index, modstr, num_pcpus, pmu_event_names, report_line, (void *)0,
+			     &d->cfg) == DOM_CFG_FATAL) {
 		not_started(d, "bad module string");
 		return;
 	}
@@ -180,6 +182,8 @@ void dom_create(unsigned index, const void *image, uint64_t image_len, const cha
 		not_started(d, "%s", why);
 		return;
 	}
+	/* No events= means every event the backend counts; else only those named. */
+	pmu_domain_init(&d->pmu, d->cfg.events ? d->cfg.events : ~0ull, d->cfg.acct);
 	vuart_init(&d->uart, uart_line, d);
 	fwcfg_init(&d->fwcfg, d->ram_size, (uint16_t)d->cfg.vcpus);
 	if (!create_vcpus(d, &info, mbi) || !place_vcpus(d))

@@ -31,6 +31,7 @@ struct domain {
 	struct vuart uart;
 	struct spinlock uart_lock;	/* VCPUs of one domain may print from several PCPUs */
 	struct fwcfg fwcfg;
+	struct pmu_domain pmu;
 	struct spinlock lock;
 	volatile enum dom_state state;
 	int exit_code;

@@ -50,7 +50,7 @@ enum dom_verdict dom_config_parse(unsigned index, const char *modstr, unsigned n
 	unsigned acct = DOM_ACCT_GUEST, tsc = DOM_TSC_VCPU, fatal;
 	struct cmdline_list pin = { 0 };
 	struct dom_reporter r = { report, ctx, "" };
-	/* Resources and measurement semantics are fatal when bad: a guessed default would mislead. */
+	/* Bad resources or measurement semantics are fatal: a default would mislead. */
 	const struct cmdline_opt opts[] = {
 		{ .name = "name", .kind = CMDLINE_STR, .dest = cfg->name, .min = 1,
 		  .max = DOM_NAME_MAX, .chars = "abcdefghijklmnopqrstuvwxyz0123456789_-",
@@ -83,8 +83,11 @@ enum dom_verdict dom_config_parse(unsigned index, const char *modstr, unsigned n
 	fatal = p.fatal;
 	/* One PCPU for all VCPUs, or one each; a bad vcpus= already stopped the domain. */
 	if (!fatal && pin.count > 1 && pin.count != vcpus) {
-		dom_say(&r, "'pin' lists %u PCPUs for %u VCPUs (expected 1 or %u)",
-			pin.count, (unsigned)vcpus, (unsigned)vcpus);
+		if (vcpus == 1)
+			dom_say(&r, "'pin' lists %u PCPUs for 1 VCPU (expected 1)", pin.count);
+		else
+			dom_say(&r, "'pin' lists %u PCPUs for %u VCPUs (expected 1 or %u)",
+				pin.count, (unsigned)vcpus, (unsigned)vcpus);
 		fatal++;
 	}
 	if (p.args && __builtin_strlen(p.args) >= sizeof(cfg->args)) {

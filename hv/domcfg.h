@@ -32,8 +32,8 @@ enum dom_verdict {
 struct dom_config {
 	char name[DOM_NAME_MAX + 1];	/* [a-z0-9_-], default dom<index> */
 	unsigned vcpus;			/* 1..DOM_VCPUS_MAX, default 1 */
-	uint64_t mem;			/* bytes: a multiple of 2 MiB in 2 MiB..1 GiB, default 16 MiB */
-	unsigned npin;			/* 0: not pinned; 1: every VCPU on pin[0]; else pin[v] per VCPU */
+	uint64_t mem;			/* bytes, 2 MiB..1 GiB in 2 MiB steps, default 16 MiB */
+	unsigned npin;			/* 0: unpinned; 1: all on pin[0]; else VCPU v on pin[v] */
 	uint32_t pin[DOM_VCPUS_MAX];	/* PCPU numbers */
 	enum dom_acct acct;		/* default guest */
 	enum dom_tsc tsc;		/* default vcpu */

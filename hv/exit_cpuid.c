@@ -7,10 +7,11 @@
 
 /* Leaf 1 ECX/EDX features guests must not see (SDM Vol. 2A CPUID, table 3-10/3-11). */
 #define L1_ECX_HIDE	((1u << 3) /* MONITOR */ | (1u << 5) /* VMX */ | (1u << 6) /* SMX */ | \
-			 (1u << 7) /* EIST */ | (1u << 8) /* TM2 */ | (1u << 15) /* PDCM */ | \
+			 (1u << 7) /* EIST */ | (1u << 8) /* TM2 */ | \
 			 (1u << 21) /* x2APIC */ | (1u << 24) /* TSC deadline */ | \
 			 (1u << 26) /* XSAVE */ | (1u << 27) /* OSXSAVE */ | (1u << 28) /* AVX */)
 #define L1_ECX_HYPERVISOR (1u << 31)
+#define L1_ECX_PDCM	(1u << 15)
 #define L1_EDX_HIDE	((1u << 7) /* MCE */ | (1u << 12) /* MTRR */ | (1u << 14) /* MCA */ | \
 			 (1u << 22) /* ACPI thermal */ | (1u << 29) /* TM */ | (1u << 31) /* PBE */)
 /* Leaf 7 EBX features that need no VMM support: FSGSBASE, BMI1, SMEP, BMI2, ERMS, ADX, SMAP, CLFLUSHOPT, SHA. */
@@ -28,15 +29,24 @@ void exit_cpuid(struct vcpu *v, uint64_t qual)
 		/* Initial APIC ID and the number of logical processors (SDM Vol. 2A, EBX). */
 		r.ebx = (r.ebx & 0xFFFF) | ((uint32_t)v->dom->nvcpus << 16) | ((uint32_t)v->id << 24);
 		r.ecx = (r.ecx & ~L1_ECX_HIDE) | L1_ECX_HYPERVISOR;
+		/* PDCM: IA32_PERF_CAPABILITIES exists exactly when the virtual PMU does. */
+		if (v->pmu.vpmu.cfg->enabled)
+			r.ecx |= L1_ECX_PDCM;
+		else
+			r.ecx &= ~L1_ECX_PDCM;
 		r.edx &= ~L1_EDX_HIDE;
 		break;
 	case 4:
 		/* Cores sharing the package: the domain's VCPUs. */
 		r.eax = (r.eax & 0x03FFFFFF) | ((uint32_t)(v->dom->nvcpus - 1) << 26);
 		break;
-	case 5: case 6: case 0xA: case 0xD:
-		/* No MONITOR, power management, performance monitoring yet, or XSAVE. */
+	case 5: case 6: case 0xD:
+		/* No MONITOR, power management or XSAVE. */
 		r.eax = r.ebx = r.ecx = r.edx = 0;
+		break;
+	case 0xA:
+		/* The domain's virtual PMU (zero with pmu=off). */
+		pmu_cpuid(v, &r.eax, &r.ebx, &r.ecx, &r.edx);
 		break;
 	case 7:
 		r.eax = 0;

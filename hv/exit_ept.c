@@ -40,7 +40,7 @@ static void apic_mmio(struct vcpu *v, uint64_t gpa)
 		spin_unlock(&v->lock);
 		v->gpr[in.reg] = insn_load_result(&in, v->gpr[in.reg], val);
 	}
-	vmwrite(VMCS_GUEST_RIP, vmread(VMCS_GUEST_RIP) + in.len);
+	vcpu_retire_insn(v, in.len);
 }
 
 /* SDM Vol. 3C 28.2.1, table 28-7: bits 0-2 say read, write or fetch. */

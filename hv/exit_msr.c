@@ -1,4 +1,4 @@
-/* RDMSR/WRMSR exits: the few MSRs the guest platform has are emulated per VCPU; the rest raise #GP as on hardware. */
+/* RDMSR/WRMSR exits: the vPMU first, then the few platform MSRs, emulated per VCPU; the rest raise #GP as on hardware. */
 #include "boot/cpu.h"
 #include "hv/domain.h"
 #include "hv/vmexit.h"
@@ -95,10 +95,13 @@ static bool msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
 
 void exit_rdmsr(struct vcpu *v, uint64_t qual)
 {
+	uint32_t msr = (uint32_t)v->gpr[GPR_RCX];
+	enum vpmu_result r;
 	uint64_t val;
 
 	(void)qual;
-	if (!msr_read(v, (uint32_t)v->gpr[GPR_RCX], &val)) {
+	r = pmu_rdmsr(v, msr, &val);
+	if (r == VPMU_GP || (r == VPMU_NOT_PMU && !msr_read(v, msr, &val))) {
 		vcpu_inject_gp(v);
 		return;
 	}
@@ -110,9 +113,12 @@ void exit_rdmsr(struct vcpu *v, uint64_t qual)
 void exit_wrmsr(struct vcpu *v, uint64_t qual)
 {
 	uint64_t val = (v->gpr[GPR_RDX] << 32) | (uint32_t)v->gpr[GPR_RAX];
+	uint32_t msr = (uint32_t)v->gpr[GPR_RCX];
+	enum vpmu_result r;
 
 	(void)qual;
-	if (!msr_write(v, (uint32_t)v->gpr[GPR_RCX], val)) {
+	r = pmu_wrmsr(v, msr, val);
+	if (r == VPMU_GP || (r == VPMU_NOT_PMU && !msr_write(v, msr, val))) {
 		vcpu_inject_gp(v);
 		return;
 	}

@@ -1,9 +1,21 @@
-/* RDPMC exits: with no virtual PMU offered (CPUID.0AH is zero), every counter index is #GP (SDM Vol. 2B RDPMC). */
+/* RDPMC exits: emulated by the virtual PMU (SDM Vol. 2B RDPMC: #GP on a bad index, or at CPL > 0 without CR4.PCE). */
 #include "hv/vcpu.h"
 #include "hv/vmexit.h"
+#include "hv/vmx_ops.h"
+
+#define CR4_PCE	(1ull << 8)
 
 void exit_rdpmc(struct vcpu *v, uint64_t qual)
 {
+	uint64_t val;
+
 	(void)qual;
-	vcpu_inject_gp(v);
+	if (pmu_rdpmc(v, (uint32_t)v->gpr[GPR_RCX], vmread(VMCS_CR4_SHADOW) & CR4_PCE, &val) !=
+	    VPMU_OK) {
+		vcpu_inject_gp(v);
+		return;
+	}
+	v->gpr[GPR_RAX] = (uint32_t)val;
+	v->gpr[GPR_RDX] = val >> 32;
+	vcpu_advance_rip(v);
 }

@@ -74,11 +74,16 @@ unsigned guest_fetch_insn(struct vcpu *v, uint8_t bytes[INSN_MAX_LEN])
 {
 	uint64_t rip = vmread(VMCS_GUEST_RIP) + vmread(VMCS_GUEST_CS_BASE);
 	struct gpt_result res;
+	struct gpt_cpu c;
+	uint64_t pdptes[4];
 	unsigned n;
 
-	/* The instruction may end near an unmapped page: take what is there, byte by byte. */
+	walk_context(v, &c, pdptes);
+	if (gpt_copy_from_guest(&c, bytes, rip, INSN_MAX_LEN, GPT_FETCH, &res) == GPT_OK)
+		return INSN_MAX_LEN;
+	/* The instruction may end just before an unmapped page: take what is there. */
 	for (n = 0; n < INSN_MAX_LEN; n++)
-		if (guest_read(v, &bytes[n], rip + n, 1, GPT_FETCH, &res) != GPT_OK)
+		if (gpt_copy_from_guest(&c, &bytes[n], rip + n, 1, GPT_FETCH, &res) != GPT_OK)
 			break;
 	return n;
 }

@@ -6,6 +6,7 @@
 #include "hv/irq.h"
 #include "hv/pcpu.h"
 #include "hv/sched.h"
+#include "hv/step.h"
 #include "hv/vcpu.h"
 #include "hv/vmexit.h"
 #include "hv/vmx.h"
@@ -130,6 +131,7 @@ static void switch_in(struct pcpu *p, struct vcpu *v)
 	if (v->dom->cfg.tsc == DOM_TSC_VCPU && v->desched_tsc)
 		v->tsc_offset -= now - v->desched_tsc;
 	vmwrite(VMCS_TSC_OFFSET, v->tsc_offset);
+	pmu_switch_in(v);
 	if (v->sipi_pending) {
 		vcpu_start_real_mode(v, v->sipi_vector);
 		v->sipi_pending = false;
@@ -140,6 +142,7 @@ static void switch_in(struct pcpu *p, struct vcpu *v)
 
 static void switch_out(struct pcpu *p, struct vcpu *v)
 {
+	pmu_switch_out(v);
 	vcpu_put(v);
 	/* Only a VCPU that wanted to run was kept waiting; a halted one's clock keeps going. */
 	v->desched_tsc = v->state == VCPU_RUNNABLE ? rdtsc() : 0;
@@ -179,6 +182,10 @@ static uint32_t preemption_value(struct vcpu *v, uint64_t slice_end)
 	spin_unlock(&v->lock);
 	if (deadline != VAPIC_NO_DEADLINE && deadline - v->tsc_offset < end)
 		end = deadline - v->tsc_offset;
+	/* The PMU may need the run to end earlier (a cycle counter's overflow point). */
+	if (v->pmu_run_limit && now + v->pmu_run_limit < end)
+		end = now + v->pmu_run_limit;
+	v->pmu_run_limit = 0;
 	if ((int64_t)(end - now) <= 0)
 		return 0;
 	end = (end - now) >> vmx_caps.preemption_rate;
@@ -197,6 +204,8 @@ static void run_slice(struct vcpu *v)
 		if ((int64_t)(rdtsc() - slice_end) >= 0)
 			break;
 		irq_deliver(v);
+		step_before_entry(v);
+		pmu_before_entry(v);
 		vmwrite(VMCS_PREEMPTION_TIMER, preemption_value(v, slice_end));
 		t_entry = rdtsc();
 		if (!vmx_enter(v)) {
@@ -204,6 +213,7 @@ static void run_slice(struct vcpu *v)
 			break;
 		}
 		t_exit = rdtsc();
+		pmu_after_exit(v);
 		v->run_tsc += t_exit - t_entry;
 		vmexit_handle(v);
 		v->hv_tsc += rdtsc() - t_exit;

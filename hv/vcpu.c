@@ -17,6 +17,7 @@
 #define CR0_CD	(1ull << 30)
 #define CR0_PG	(1ull << 31)
 #define CR4_VMXE (1ull << 13)
+#define CR4_OSXSAVE (1ull << 18)
 
 /* VMX access rights (SDM Vol. 3C 25.4.1, table 25-2). */
 #define AR_CODE64	0xA09B
@@ -83,10 +84,11 @@ static void write_controls(struct vcpu *v)
 	vmwrite(VMCS_TSC_OFFSET, 0);
 	/*
 	 * The host owns CR0.NE and CR0.PG (NE is fixed to 1 in VMX operation; PG changes must
-	 * update EFER.LMA and the IA-32e entry control), and CR4.VMXE, hidden from the guest.
+	 * update EFER.LMA and the IA-32e entry control), and CR4.VMXE/OSXSAVE (VMX and XSAVE are
+	 * not offered to guests), hidden from the guest.
 	 */
 	vmwrite(VMCS_CR0_MASK, CR0_NE | CR0_PG);
-	vmwrite(VMCS_CR4_MASK, CR4_VMXE);
+	vmwrite(VMCS_CR4_MASK, CR4_VMXE | CR4_OSXSAVE);
 }
 
 int vcpu_init(struct vcpu *v, struct domain *d, unsigned id)
@@ -101,6 +103,7 @@ int vcpu_init(struct vcpu *v, struct domain *d, unsigned id)
 	v->id = id;
 	v->state = id ? VCPU_WAIT_SIPI : VCPU_RUNNABLE;
 	vapic_init(&v->apic, id);
+	pmu_vcpu_init(&v->pmu, &d->pmu);
 	if (!vmclear(pa) || !vmptrld(pa))
 		return -1;
 	this_pcpu()->loaded = v;
@@ -263,16 +266,21 @@ void vcpu_unload(struct vcpu *v)
 		p->loaded = (struct vcpu *)0;
 }
 
-void vcpu_advance_rip(struct vcpu *v)
+void vcpu_retire_insn(struct vcpu *v, unsigned len)
 {
 	uint64_t intr = vmread(VMCS_GUEST_INTERRUPTIBILITY);
 
-	(void)v;
-	vmwrite(VMCS_GUEST_RIP, vmread(VMCS_GUEST_RIP) + vmread(VMCS_EXIT_INSN_LEN));
+	pmu_retired(v, (const struct soft_insn *)0, vcpu_cpl());
+	vmwrite(VMCS_GUEST_RIP, vmread(VMCS_GUEST_RIP) + len);
 	/* An emulated instruction ends STI / MOV SS blocking (SDM Vol. 3C 25.4.2). */
 	if (intr & (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOV_SS))
 		vmwrite(VMCS_GUEST_INTERRUPTIBILITY,
 			intr & ~(uint64_t)(INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOV_SS));
+}
+
+void vcpu_advance_rip(struct vcpu *v)
+{
+	vcpu_retire_insn(v, vmread(VMCS_EXIT_INSN_LEN));
 }
 
 void vcpu_inject_exception(struct vcpu *v, unsigned vector, bool has_error, uint32_t error)

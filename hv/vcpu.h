@@ -6,8 +6,10 @@
 #include <stdint.h>
 
 #include "boot/spinlock.h"
+#include "hv/step.h"
 #include "hv/vapic.h"
 #include "hv/vmx_defs.h"
+#include "pmu/pmu.h"
 
 /* GPR indexes in x86 encoding order, so decoded ModRM register numbers index gpr[] directly. */
 enum gpr {
@@ -63,6 +65,10 @@ struct vcpu {
 	struct exit_record ring[EXIT_RING_LEN];
 	unsigned ring_pos;
 	unsigned migrations;
+	/* The virtual PMU and, for the soft backend, the single-stepping that feeds it. */
+	struct pmu_vcpu pmu;
+	struct vcpu_step step;
+	uint64_t pmu_run_limit;		/* host TSC ticks the next guest run may last (0: no limit) */
 	bool halted_for_good;		/* HLT with IF clear: only INIT could wake it */
 };
 
@@ -76,6 +82,9 @@ void vcpu_put(struct vcpu *v);
 void vcpu_unload(struct vcpu *v);
 
 /* Guest state helpers used by exit handlers. */
+/* The guest instruction at RIP was emulated: it retires (RIP moves on by len, the PMU counts it). */
+void vcpu_retire_insn(struct vcpu *v, unsigned len);
+/* The same for an instruction-caused exit, whose length the VMCS gives. */
 void vcpu_advance_rip(struct vcpu *v);
 void vcpu_inject_exception(struct vcpu *v, unsigned vector, bool has_error, uint32_t error);
 static inline void vcpu_inject_gp(struct vcpu *v)

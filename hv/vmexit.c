@@ -2,6 +2,7 @@
 #include "boot/cpu.h"
 #include "boot/printk.h"
 #include "hv/domain.h"
+#include "hv/step.h"
 #include "hv/vcpu.h"
 #include "hv/vmexit.h"
 #include "hv/vmx.h"
@@ -10,6 +11,7 @@
 typedef void (*exit_handler_t)(struct vcpu *v, uint64_t qual);
 
 static const exit_handler_t exit_table[EXIT_REASON_MAX] = {
+	[EXIT_REASON_EXCEPTION_NMI]	= exit_exception,
 	[EXIT_REASON_EXTERNAL_INTR]	= exit_external_intr,
 	[EXIT_REASON_TRIPLE_FAULT]	= exit_triple_fault,
 	[EXIT_REASON_INTR_WINDOW]	= exit_intr_window,
@@ -105,6 +107,7 @@ void vmexit_handle(struct vcpu *v)
 		dom_kill(v->dom, v, "VM entry failed (exit reason %u)", basic);
 		return;
 	}
+	step_on_exit(v);
 	reinject_vectoring_event();
 	h = basic < EXIT_REASON_MAX ? exit_table[basic] : (exit_handler_t)0;
 	if (!h) {

@@ -10,6 +10,7 @@ struct vcpu;
 void vmexit_handle(struct vcpu *v);
 
 /* Handlers, one file per exit family (hv/exit_*.c). */
+void exit_exception(struct vcpu *v, uint64_t qual);
 void exit_io(struct vcpu *v, uint64_t qual);
 void exit_cpuid(struct vcpu *v, uint64_t qual);
 void exit_rdmsr(struct vcpu *v, uint64_t qual);

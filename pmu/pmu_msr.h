@@ -15,6 +15,7 @@
 /* IA32_PERFEVTSELx fields, SDM Vol. 3B 20.2.1.1. */
 #define EVTSEL_EVENT_MASK		0xFFull
 #define EVTSEL_UMASK_SHIFT		8
+#define EVTSEL_UMASK			(0xFFull << EVTSEL_UMASK_SHIFT)
 #define EVTSEL_USR			(1ull << 16)
 #define EVTSEL_OS			(1ull << 17)
 #define EVTSEL_EDGE			(1ull << 18)
@@ -24,6 +25,27 @@
 #define EVTSEL_EN			(1ull << 22)
 #define EVTSEL_INV			(1ull << 23)
 #define EVTSEL_CMASK_SHIFT		24
+#define EVTSEL_CMASK			(0xFFull << EVTSEL_CMASK_SHIFT)
+/* Vol. 4 table 2-2: bits 63:32 of IA32_PERFEVTSELx are reserved. */
+#define EVTSEL_RESERVED			(0xFFFFFFFFull << 32)
+
+/* IA32_FIXED_CTR_CTRL: one 4-bit field per fixed counter j, SDM Vol. 3B 20.2.2 and 20.2.3. */
+#define FIXED_CTRL_SHIFT(j)		(4 * (j))
+#define FIXED_CTRL_OS			0x1ull
+#define FIXED_CTRL_USR			0x2ull
+#define FIXED_CTRL_ANY			0x4ull
+#define FIXED_CTRL_PMI			0x8ull
+
+/* IA32_PERF_GLOBAL_*: GP counter i is bit i, fixed counter j is bit 32 + j (SDM Vol. 3B 20.2.2). */
+#define GLOBAL_FIXED_SHIFT		32
+#define GLOBAL_OVF_BUF			(1ull << 62)
+#define GLOBAL_COND_CHGD		(1ull << 63)
+
+/* IA32_PERF_CAPABILITIES.FW_WRITE: IA32_A_PMCx take full-width writes (SDM Vol. 3B 20.2.6). */
+#define PERF_CAP_FW_WRITE		(1ull << 13)
+
+/* RDPMC: ECX type 4000H (bit 30) selects the fixed counters (SDM Vol. 2B RDPMC). */
+#define RDPMC_FIXED			(1u << 30)
 
 /* Architectural events (event select | umask << 8), SDM Vol. 3B table 20-1. */
 #define ARCH_EVENT_CORE_CYCLES		0x003C

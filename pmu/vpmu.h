@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "pmu/pmu_msr.h"
+
 #define VPMU_MAX_GP	8
 #define VPMU_MAX_FIXED	3
 
@@ -37,13 +39,37 @@ struct vpmu {
 	uint64_t global_ctrl, global_status;
 };
 
+/* Counter values are cfg->width bits wide (CPUID.0AH:EAX[23:16] and EDX[12:5]); width < 64. */
+static inline uint64_t vpmu_width_mask(const struct vpmu_config *cfg)
+{
+	return (1ull << cfg->width) - 1;
+}
+
+/* The GP counters the guest has, as IA32_PERF_GLOBAL_* bits (SDM Vol. 3B 20.2.2); none if off. */
+static inline uint64_t vpmu_gp_bits(const struct vpmu_config *cfg)
+{
+	return cfg->enabled ? (1ull << cfg->num_gp) - 1 : 0;
+}
+
+/* The fixed counters the guest has, as IA32_PERF_GLOBAL_* bits; none if off. */
+static inline uint64_t vpmu_fixed_bits(const struct vpmu_config *cfg)
+{
+	return cfg->enabled ? ((1ull << cfg->num_fixed) - 1) << GLOBAL_FIXED_SHIFT : 0;
+}
+
 enum vpmu_result {
 	VPMU_OK,
 	VPMU_GP,		/* the access raises #GP, as on hardware */
 	VPMU_NOT_PMU,		/* not a PMU MSR: the caller handles it */
 };
 
-/* Power-on state (SDM Vol. 3B 20.2.2: GLOBAL_CTRL's counter enables are 1 after reset). */
+/* CPUID.0AH:EBX bit of each event (set = not available), for the allow-list. */
+extern const uint32_t vpmu_event_ebx_bit[VPMU_EV_COUNT];
+
+/*
+ * Power-on state: all zero except IA32_PERF_GLOBAL_CTRL, whose GP counter enables are set
+ * (SDM Vol. 3A table 10-1: "Sets bits n-1:0 and clears the upper bits", n GP counters).
+ */
 void vpmu_reset(struct vpmu *p, const struct vpmu_config *cfg);
 /* CPUID leaf 0AH for this configuration. */
 void vpmu_cpuid(const struct vpmu_config *cfg, uint32_t *eax, uint32_t *ebx, uint32_t *ecx,

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs unit test programs: each one's result and failing lines (-v: all lines), then the sum of all.
-# A program that crashes, hangs (UNIT_TIMEOUT seconds) or ends without its summary counts one failure.
+# A program that crashes, hangs (UNIT_TIMEOUT s) or ends without its summary counts one failure.
 verbose=0
 if [ "$1" = "-v" ]; then
 	verbose=1
@@ -9,6 +9,10 @@ fi
 out=$(mktemp) || exit 2
 err=$(mktemp) || exit 2
 trap 'rm -f "$out" "$err"' EXIT
+
+indent() {
+	awk '{ print "    " $0 }' "$@"
+}
 
 # "not ok" lines with the detail lines that follow them, indented.
 failures() {
@@ -21,7 +25,8 @@ for prog in "$@"; do
 	name=$(basename "$prog")
 	timeout "${UNIT_TIMEOUT:-60}" "$prog" >"$out" 2>"$err"
 	status=$?
-	summary=$(tail -n 1 "$out" | sed -n 's/^\([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed$/\1 \2/p')
+	summary=$(tail -n 1 "$out" |
+		  sed -n 's/^\([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed$/\1 \2/p')
 	p=${summary% *}
 	f=${summary#* }
 	passed=$((passed + ${p:-0}))
@@ -32,7 +37,7 @@ for prog in "$@"; do
 	if [ -n "$summary" ] && [ "$status" = "$want" ]; then
 		echo "$name: $p passed, $f failed"
 		if [ "$verbose" = 1 ]; then
-			sed 's/^/    /' "$out" "$err"
+			indent "$out" "$err"
 		else
 			failures "$out"
 		fi
@@ -45,13 +50,13 @@ for prog in "$@"; do
 		echo "$name: CRASHED (exit status $status${summary:+ after its summary})"
 	fi
 	if [ "$verbose" = 1 ]; then
-		sed 's/^/    /' "$out"
+		indent "$out"
 	else
 		failures "$out"
 		echo "    last output:"
-		tail -n 3 "$out" | sed 's/^/    /'
+		tail -n 3 "$out" | indent
 	fi
-	tail -n 40 "$err" | sed 's/^/    /'
+	tail -n 40 "$err" | indent
 done
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

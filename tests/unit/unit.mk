@@ -1,4 +1,4 @@
-# Host unit tests: `make test-unit` builds every tests/unit/test_*.c into build/unit/ and runs them all (V=1: every line).
+# Host unit tests: `make test-unit` (V=1: all lines) builds each tests/unit/test_*.c, runs them all.
 UNIT_PREV_GOAL := $(.DEFAULT_GOAL)
 
 UNIT_CC		:= gcc

@@ -1,0 +1,27 @@
+/* Exception-or-NMI exits: #DB belongs to the single-stepping soft PMU; anything else the guest raised is reflected. */
+#include "hv/domain.h"
+#include "hv/step.h"
+#include "hv/vmexit.h"
+#include "hv/vmx_ops.h"
+
+#define INTR_TYPE_MASK	(7u << 8)
+
+void exit_exception(struct vcpu *v, uint64_t qual)
+{
+	uint32_t info = vmread(VMCS_EXIT_INTR_INFO);
+	unsigned vector = info & 0xFF;
+
+	/* A host NMI: nothing sends one; the guest is not concerned. */
+	if ((info & INTR_TYPE_MASK) == INTR_TYPE_NMI)
+		return;
+	if (vector == 1 && step_handle_db(v, qual))
+		return;
+	/* Give the guest its own exception back, as it would have been delivered (SDM Vol. 3C 27.6.1). */
+	if (vector == 1)
+		__asm__ volatile("mov %0, %%dr6" : : "r"(qual | 0xFFFF0FF0ull));
+	if (info & INTR_INFO_DELIVER_ERROR)
+		vmwrite(VMCS_ENTRY_EXC_ERROR, vmread(VMCS_EXIT_INTR_ERROR));
+	vmwrite(VMCS_ENTRY_INSN_LEN, vmread(VMCS_EXIT_INSN_LEN));
+	vmwrite(VMCS_ENTRY_INTR_INFO, info & (INTR_INFO_VALID | INTR_TYPE_MASK |
+					      INTR_INFO_DELIVER_ERROR | 0xFF));
+}

@@ -1,0 +1,37 @@
+/* Exact guest single-stepping for the soft PMU: RFLAGS.TF with #DB interception, hidden from the guest. */
+#ifndef PERFVISOR_HV_STEP_H
+#define PERFVISOR_HV_STEP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pmu/soft_classify.h"
+
+struct vcpu;
+
+/* Why the debug breakpoint (DR0) is armed: a TF-clearing instruction, or an injected event. */
+enum step_bp {
+	STEP_BP_NONE,
+	STEP_BP_INSN,
+	STEP_BP_EVENT,
+};
+
+struct vcpu_step {
+	bool want;		/* the PMU asked for stepping */
+	bool active;		/* TF and #DB interception are on */
+	bool insn_valid;	/* insn describes the instruction at RIP at the last entry */
+	struct soft_insn insn;
+	unsigned insn_cpl;
+	uint64_t insn_rip;
+	enum step_bp bp;
+	uint64_t steps;		/* #DB exits taken for stepping */
+};
+
+/* Before every VM entry: start, keep or stop stepping and classify the next instruction. */
+void step_before_entry(struct vcpu *v);
+/* At every VM exit while stepping, before the exit's handler. */
+void step_on_exit(struct vcpu *v);
+/* A #DB exit: true when it was the stepping's own (counted), false when it belongs to the guest. */
+bool step_handle_db(struct vcpu *v, uint64_t qual);
+
+#endif

@@ -1,0 +1,21 @@
+/* The seam between hv/ and pmu/: what the PMU code may ask of a VCPU (pmu/ never touches VMX itself). */
+#ifndef PERFVISOR_HV_VCPU_PMU_H
+#define PERFVISOR_HV_VCPU_PMU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct vcpu;
+
+/* The guest's current privilege level (0..3). */
+unsigned vcpu_pmu_cpl(struct vcpu *v);
+/* Single-step the guest exactly, instruction by instruction, from the next VM entry on (or stop). */
+void vcpu_pmu_set_stepping(struct vcpu *v, bool on);
+/* The counter-overflow interrupt, through the VCPU's virtual LVTPC. */
+void vcpu_pmu_raise_pmi(struct vcpu *v);
+/* Bound the next guest run to at most `ticks` host TSC ticks (a cycle counter's overflow point). */
+void vcpu_pmu_limit_run(struct vcpu *v, uint64_t ticks);
+/* The VCPU's PMU state. */
+struct pmu_vcpu *vcpu_pmu_state(struct vcpu *v);
+
+#endif

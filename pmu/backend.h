@@ -1,0 +1,28 @@
+/* The interface every physical-counter backend implements (pmu/backend_soft.c, pmu/backend_arch.c). */
+#ifndef PERFVISOR_PMU_BACKEND_H
+#define PERFVISOR_PMU_BACKEND_H
+
+#include "pmu/soft_classify.h"
+
+struct vcpu;
+
+struct pmu_backend_ops {
+	const char *name;
+	/* The guest changed its vPMU programming (a trapped MSR write). */
+	void (*programmed)(struct vcpu *v);
+	/* Before a guest read of a counter: make the vPMU's values current. */
+	void (*sync)(struct vcpu *v);
+	void (*before_entry)(struct vcpu *v);
+	void (*after_exit)(struct vcpu *v);
+	void (*switch_in)(struct vcpu *v);
+	void (*switch_out)(struct vcpu *v);
+	/* A guest instruction retired at cpl (insn NULL: emulated by the hypervisor). */
+	void (*retired)(struct vcpu *v, const struct soft_insn *insn, unsigned cpl);
+};
+
+extern const struct pmu_backend_ops pmu_soft_ops;
+
+/* Raises the guest PMI for the counters in `overflowed` (a GLOBAL_STATUS mask), if any. */
+void pmu_deliver_overflow(struct vcpu *v, uint64_t overflowed);
+
+#endif

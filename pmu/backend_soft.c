@@ -1,0 +1,116 @@
+/* The soft PMU backend: exact instruction and branch counts by single-stepping, cycles from the TSC. */
+#include "boot/cpu.h"
+#include "hv/vcpu_pmu.h"
+#include "pmu/backend.h"
+#include "pmu/pmu.h"
+
+#define EV_BIT(ev)	(1u << (ev))
+#define STEP_EVENTS	(EV_BIT(VPMU_EV_INSTRUCTIONS) | EV_BIT(VPMU_EV_BRANCHES))
+#define CYCLE_EVENTS	(EV_BIT(VPMU_EV_CORE_CYCLES) | EV_BIT(VPMU_EV_REF_CYCLES))
+
+/* Cycles of both kinds at cpl; returns the PMI mask. Core and reference cycles both follow the TSC. */
+static uint64_t count_cycles(struct vpmu *p, uint64_t ticks, unsigned cpl)
+{
+	return vpmu_count(p, VPMU_EV_CORE_CYCLES, ticks, cpl) |
+	       vpmu_count(p, VPMU_EV_REF_CYCLES, ticks, cpl);
+}
+
+/*
+ * Stepping is needed while an enabled counter counts instructions or branches at any ring, and
+ * while a cycle counter counts one ring only (each step then tells which ring its cycles were in).
+ */
+static void soft_programmed(struct vcpu *v)
+{
+	struct vpmu *p = &vcpu_pmu_state(v)->vpmu;
+	uint32_t kernel = vpmu_active(p, 0), user = vpmu_active(p, 3);
+
+	vcpu_pmu_set_stepping(v, ((kernel | user) & STEP_EVENTS) ||
+				 ((kernel ^ user) & CYCLE_EVENTS));
+}
+
+/* Counts are kept current at every exit: nothing to gather before a read. */
+static void soft_sync(struct vcpu *v)
+{
+	(void)v;
+}
+
+/*
+ * vcpu and hybrid accounting: the hypervisor's handling of the last exit, up to now, was this
+ * VCPU's work. In vcpu mode its instructions count too: on the soft backend their number is its
+ * TSC ticks, exact where the TSC counts instructions (Bochs with one CPU), an estimate elsewhere.
+ */
+static void account_hv_time(struct vcpu *v, unsigned cpl)
+{
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+	uint64_t ticks, pmi;
+
+	if (pv->acct == PMU_ACCT_GUEST || !pv->exit_tsc)
+		return;
+	ticks = rdtsc() - pv->exit_tsc;
+	pmi = count_cycles(&pv->vpmu, ticks, cpl);
+	if (pv->acct == PMU_ACCT_VCPU)
+		pmi |= vpmu_count(&pv->vpmu, VPMU_EV_INSTRUCTIONS, ticks, cpl);
+	pv->hv_ticks += ticks;
+	pv->exit_tsc = 0;
+	pmu_deliver_overflow(v, pmi);
+}
+
+static void soft_before_entry(struct vcpu *v)
+{
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+	unsigned cpl = vcpu_pmu_cpl(v);
+	uint64_t until;
+
+	account_hv_time(v, cpl);
+	/* A cycle counter overflows on time: end the run there (skid: one VM exit's latency). */
+	until = vpmu_until_overflow(&pv->vpmu, VPMU_EV_CORE_CYCLES, cpl);
+	if (vpmu_until_overflow(&pv->vpmu, VPMU_EV_REF_CYCLES, cpl) < until)
+		until = vpmu_until_overflow(&pv->vpmu, VPMU_EV_REF_CYCLES, cpl);
+	if (until != UINT64_MAX)
+		vcpu_pmu_limit_run(v, until);
+	pv->entry_cpl = cpl;
+	pv->entry_tsc = rdtsc();
+}
+
+static void soft_after_exit(struct vcpu *v)
+{
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+
+	pv->exit_tsc = rdtsc();
+	pmu_deliver_overflow(v, count_cycles(&pv->vpmu, pv->exit_tsc - pv->entry_tsc,
+					     pv->entry_cpl));
+}
+
+static void soft_switch_in(struct vcpu *v)
+{
+	vcpu_pmu_state(v)->exit_tsc = 0;
+	soft_programmed(v);
+}
+
+/* Time waiting for a PCPU is nobody's work: the vcpu-mode span ends at the switch. */
+static void soft_switch_out(struct vcpu *v)
+{
+	account_hv_time(v, vcpu_pmu_state(v)->entry_cpl);
+}
+
+static void soft_retired(struct vcpu *v, const struct soft_insn *insn, unsigned cpl)
+{
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+	uint64_t pmi = vpmu_count(&pv->vpmu, VPMU_EV_INSTRUCTIONS, 1, cpl);
+
+	if (insn && insn->branch)
+		pmi |= vpmu_count(&pv->vpmu, VPMU_EV_BRANCHES, 1, cpl);
+	pv->retired++;
+	pmu_deliver_overflow(v, pmi);
+}
+
+const struct pmu_backend_ops pmu_soft_ops = {
+	.name = "soft",
+	.programmed = soft_programmed,
+	.sync = soft_sync,
+	.before_entry = soft_before_entry,
+	.after_exit = soft_after_exit,
+	.switch_in = soft_switch_in,
+	.switch_out = soft_switch_out,
+	.retired = soft_retired,
+};

@@ -1,0 +1,73 @@
+/* The PMU as hv/ sees it: backend choice, per-domain configuration, per-VCPU state, and the hooks hv/ calls. */
+#ifndef PERFVISOR_PMU_PMU_H
+#define PERFVISOR_PMU_PMU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pmu/soft_classify.h"
+#include "pmu/vpmu.h"
+
+struct vcpu;
+
+enum pmu_choice {
+	PMU_CHOICE_AUTO,	/* arch if a PMU is found by behaviour, else soft */
+	PMU_CHOICE_ARCH,
+	PMU_CHOICE_SOFT,
+	PMU_CHOICE_OFF,
+};
+
+enum pmu_backend_kind {
+	PMU_BACKEND_OFF,
+	PMU_BACKEND_SOFT,
+	PMU_BACKEND_ARCH,
+};
+
+extern enum pmu_backend_kind pmu_backend;
+
+/* Names for events= on module strings, in enum vpmu_event order, NULL-terminated. */
+extern const char *const pmu_event_names[];
+
+/* Accounting modes (the VMware seed): what a counter includes besides the guest's own execution. */
+enum pmu_acct {
+	PMU_ACCT_GUEST,		/* only guest execution: counting pauses during VM exits */
+	PMU_ACCT_VCPU,		/* also the hypervisor's work on this VCPU's exits */
+	PMU_ACCT_HYBRID,	/* instructions and branches as guest, cycles as vcpu */
+};
+
+struct pmu_domain {
+	struct vpmu_config cfg;
+	enum pmu_acct acct;
+};
+
+struct pmu_vcpu {
+	struct vpmu vpmu;
+	uint64_t entry_tsc;		/* host TSC at the last VM entry */
+	uint64_t exit_tsc;		/* host TSC at the last VM exit (0: none since switch-in) */
+	uint64_t hv_ticks;		/* hypervisor time on this VCPU's exits, counted in vcpu mode */
+	uint64_t retired;		/* guest instructions the soft backend saw retire */
+	unsigned entry_cpl;		/* guest CPL at the last VM entry */
+	enum pmu_acct acct;
+};
+
+/* Picks the backend after the platform probe; prints the choice. */
+void pmu_init(enum pmu_choice choice);
+/* A domain's PMU: shown to its guests as version 2; allow is a bit mask of enum vpmu_event. */
+void pmu_domain_init(struct pmu_domain *pd, uint64_t allow, int acct);
+void pmu_vcpu_init(struct pmu_vcpu *pv, const struct pmu_domain *pd);
+
+/* Trap-and-emulate: VPMU_OK, VPMU_GP (inject #GP) or VPMU_NOT_PMU (not ours). */
+enum vpmu_result pmu_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val);
+enum vpmu_result pmu_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val);
+enum vpmu_result pmu_rdpmc(struct vcpu *v, uint32_t ecx, bool pce, uint64_t *val);
+void pmu_cpuid(struct vcpu *v, uint32_t *eax, uint32_t *ebx, uint32_t *ecx, uint32_t *edx);
+
+/* Around every guest run and every VCPU switch. */
+void pmu_before_entry(struct vcpu *v);
+void pmu_after_exit(struct vcpu *v);
+void pmu_switch_in(struct vcpu *v);
+void pmu_switch_out(struct vcpu *v);
+/* One guest instruction retired at cpl: stepped (insn classified) or emulated (insn NULL). */
+void pmu_retired(struct vcpu *v, const struct soft_insn *insn, unsigned cpl);
+
+#endif
