@@ -1,6 +1,7 @@
 /* Exits about time and interrupts: HLT, the interrupt window, the preemption timer, host interrupts. */
 #include "boot/printk.h"
 #include "hv/domain.h"
+#include "hv/lapic.h"
 #include "hv/vmexit.h"
 #include "hv/vmx_ops.h"
 
@@ -41,10 +42,19 @@ void exit_preemption_timer(struct vcpu *v, uint64_t qual)
 	(void)qual;
 }
 
-/* A host interrupt arrived while the guest ran; the host acknowledged it on exit (nothing sends any yet). */
+/*
+ * A host interrupt arrived while the guest ran, acknowledged on exit (SDM Vol. 3C 25.7.1); the
+ * only source is the host PMI of the arch backend. The host APIC still needs its EOI.
+ */
 void exit_external_intr(struct vcpu *v, uint64_t qual)
 {
+	uint8_t vector = vmread(VMCS_EXIT_INTR_INFO) & 0xFF;
+
 	(void)qual;
-	pr_debug("[%s] vcpu %u: host interrupt 0x%lx during guest execution\n", v->dom->cfg.name,
-		 v->id, vmread(VMCS_EXIT_INTR_INFO) & 0xFF);
+	if (vector == PMU_HOST_PMI_VECTOR)
+		pmu_host_pmi(v);
+	else
+		pr_debug("[%s] vcpu %u: host interrupt 0x%x during guest execution\n",
+			 v->dom->cfg.name, v->id, vector);
+	lapic_write(LAPIC_EOI, 0);
 }

@@ -8,6 +8,7 @@
 #include "hv/sched.h"
 #include "hv/smp.h"
 #include "hv/vmx.h"
+#include "pmu/pmu.h"
 
 void hv_main(const struct mb_boot_info *info)
 {
@@ -15,6 +16,7 @@ void hv_main(const struct mb_boot_info *info)
 	pr_info("perfvisor: TSC runs at %lu kHz; slice %lu us\n", tsc_khz, sched_opts.slice_us);
 	if (!vmx_init_global() || !vmx_enable_cpu())
 		hv_exit(EXIT_NO_VTX);
+	pmu_cpu_init();
 	smp_start_aps(sched_opts.max_cpus);
 	if (!info->mod_count) {
 		printk("perfvisor: no domains to run (give each guest as a multiboot module)\n");

@@ -4,22 +4,22 @@
 #include "boot/printk.h"
 #include "boot/string.h"
 #include "hv/cpus_fw.h"
+#include "hv/lapic.h"
 #include "hv/pcpu.h"
 #include "hv/sched.h"
 #include "hv/smp.h"
 #include "hv/vmx.h"
+#include "pmu/pmu.h"
 
 #define TRAMP_BASE	0x7000
 #define AP_STACK_PAGES	4
-#define LAPIC_ICR_LO	0x300
-#define LAPIC_ICR_HI	0x310
 #define ICR_BUSY	(1u << 12)
 
 extern const char ap_tramp_start[], ap_tramp_end[];
 extern uint64_t ap_tramp_cr3, ap_tramp_stack, ap_tramp_pcpu;
 
 static volatile int aps_released;
-static uint64_t lapic_base = 0xFEE00000;
+uint64_t lapic_base = 0xFEE00000;
 
 void ap_main(struct pcpu *p);
 
@@ -29,16 +29,6 @@ static void udelay(uint64_t us)
 
 	while ((int64_t)(rdtsc() - end) < 0)
 		cpu_relax();
-}
-
-static void lapic_write(unsigned reg, uint32_t val)
-{
-	*(volatile uint32_t *)(lapic_base + reg) = val;
-}
-
-static uint32_t lapic_read(unsigned reg)
-{
-	return *(volatile uint32_t *)(lapic_base + reg);
 }
 
 static void send_ipi(uint32_t apic_id, uint32_t icr)
@@ -119,6 +109,7 @@ void ap_main(struct pcpu *p)
 	pcpu_init_self(p);
 	if (!vmx_enable_cpu())
 		cpu_halt_forever();
+	pmu_cpu_init();
 	__atomic_store_n(&p->online, true, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&aps_released, __ATOMIC_ACQUIRE))
 		cpu_relax();

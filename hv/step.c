@@ -124,7 +124,10 @@ void step_before_entry(struct vcpu *v)
 	s->insn_valid = false;
 	/* An injected event's handler starts with TF clear (SDM Vol. 3A 6.12.1.3): catch its entry. */
 	if (vmread(VMCS_ENTRY_INTR_INFO) & INTR_INFO_VALID) {
-		if (idt_handler(v, vmread(VMCS_ENTRY_INTR_INFO) & 0xFF, &target))
+		uint32_t info = vmread(VMCS_ENTRY_INTR_INFO);
+
+		s->bp_error_code = info & INTR_INFO_DELIVER_ERROR;
+		if (idt_handler(v, info & 0xFF, &target))
 			arm_breakpoint(v, target, STEP_BP_EVENT);
 		return;
 	}
@@ -147,23 +150,40 @@ void step_on_exit(struct vcpu *v)
 		clear_pending_step();
 }
 
+/* Clears TF in the guest byte at linear address la + 1 (TF is bit 8 of any flags image). */
+static void clear_tf_image(struct vcpu *v, uint64_t la)
+{
+	struct gpt_result res;
+	uint8_t b;
+
+	if (guest_read(v, &b, la + 1, 1, GPT_READ, &res) == GPT_OK && (b & 1)) {
+		b &= ~1u;
+		guest_write(v, la + 1, &b, 1, &res);
+	}
+}
+
 /* The stepping TF must not show in the flags images the instruction just wrote. */
 static void hide_tf(struct vcpu *v)
 {
 	const struct soft_insn *in = &v->step.insn;
-	struct gpt_result res;
-	uint8_t b;
 
 	if (in->flags_to_r11)
 		v->gpr[GPR_R11] &= ~RFLAGS_TF;
-	if (!in->pushes_flags)
-		return;
-	/* TF is bit 0 of the image's second byte, whatever the operand size. */
-	if (guest_read(v, &b, vmread(VMCS_GUEST_RSP) + vmread(VMCS_GUEST_SS_BASE) + 1, 1,
-		       GPT_READ, &res) == GPT_OK) {
-		b &= ~1u;
-		guest_write(v, vmread(VMCS_GUEST_RSP) + vmread(VMCS_GUEST_SS_BASE) + 1, &b, 1, &res);
-	}
+	if (in->pushes_flags)
+		clear_tf_image(v, vmread(VMCS_GUEST_RSP) + vmread(VMCS_GUEST_SS_BASE));
+}
+
+/*
+ * At a handler's first instruction: the frame the delivery pushed (SDM Vol. 3A 6.14.2, 6.12.1)
+ * holds the interrupted RFLAGS with the stepping TF: hide it. IRET then clears TF, but IRET is
+ * itself stepped, and the trap after it sets TF again.
+ */
+static void hide_tf_in_frame(struct vcpu *v, bool error_code)
+{
+	unsigned slot = guest_code_mode() == INSN_MODE_64 ? 8 : 4;
+	uint64_t rsp = vmread(VMCS_GUEST_RSP) + vmread(VMCS_GUEST_SS_BASE);
+
+	clear_tf_image(v, rsp + (error_code ? 3 : 2) * slot);
 }
 
 bool step_handle_db(struct vcpu *v, uint64_t qual)
@@ -176,11 +196,21 @@ bool step_handle_db(struct vcpu *v, uint64_t qual)
 	if ((qual & DB_BS) && s->insn_valid) {
 		s->steps++;
 		pmu_retired(v, &s->insn, s->insn_cpl);
+		/* After MOV SS / POP SS the trap waits one more instruction (SDM Vol. 3A 6.8.3). */
+		if (s->insn.ss_shadow)
+			pmu_retired(v, (const struct soft_insn *)0, s->insn_cpl);
 		hide_tf(v);
 	} else if ((qual & DB_B0) && s->bp != STEP_BP_NONE) {
 		/* The TF-clearing instruction (not an injected event) retired on its way here. */
-		if (s->bp == STEP_BP_INSN && s->insn_valid)
+		if (s->bp == STEP_BP_INSN && s->insn_valid) {
 			pmu_retired(v, &s->insn, s->insn_cpl);
+			if (s->insn.flags_to_r11)
+				v->gpr[GPR_R11] &= ~RFLAGS_TF;
+			else
+				hide_tf_in_frame(v, false);
+		} else if (s->bp == STEP_BP_EVENT) {
+			hide_tf_in_frame(v, s->bp_error_code);
+		}
 		vmwrite(VMCS_GUEST_RFLAGS, vmread(VMCS_GUEST_RFLAGS) | RFLAGS_RF);
 	} else {
 		return false;

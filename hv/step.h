@@ -24,6 +24,7 @@ struct vcpu_step {
 	unsigned insn_cpl;
 	uint64_t insn_rip;
 	enum step_bp bp;
+	bool bp_error_code;	/* STEP_BP_EVENT: the event pushes an error code */
 	uint64_t steps;		/* #DB exits taken for stepping */
 };
 

@@ -37,6 +37,12 @@ enum { SMSR_STAR, SMSR_LSTAR, SMSR_CSTAR, SMSR_FMASK, SMSR_KERNEL_GS_BASE, SMSR_
 struct domain;
 struct pcpu;
 
+/* One VM-entry/VM-exit MSR-load list entry (SDM Vol. 3C 25.7.2, table 25-15). */
+struct vmx_msr_entry {
+	uint32_t index, reserved;
+	uint64_t value;
+} __attribute__((aligned(16)));
+
 struct vcpu {
 	uint64_t gpr[16];		/* hv/entry.S knows this layout: keep it first */
 	uint64_t cr2;
@@ -69,6 +75,8 @@ struct vcpu {
 	struct pmu_vcpu pmu;
 	struct vcpu_step step;
 	uint64_t pmu_run_limit;		/* host TSC ticks the next guest run may last (0: no limit) */
+	/* VM-entry/VM-exit MSR-load lists of one entry each (SDM Vol. 3C 25.7.2: 16-byte aligned). */
+	struct vmx_msr_entry msr_entry_load, msr_exit_load;
 	bool halted_for_good;		/* HLT with IF clear: only INIT could wake it */
 };
 

@@ -2,7 +2,11 @@
 #include "boot/printk.h"
 #include "hv/domain.h"
 #include "hv/vcpu.h"
+#include "hv/lapic.h"
 #include "hv/vcpu_pmu.h"
+#include "hv/vmx_caps.h"
+#include "hv/vmx_ops.h"
+#include "pmu/pmu_msr.h"
 
 unsigned vcpu_pmu_cpl(struct vcpu *v)
 {
@@ -32,6 +36,35 @@ void vcpu_pmu_limit_run(struct vcpu *v, uint64_t ticks)
 {
 	if (!v->pmu_run_limit || ticks < v->pmu_run_limit)
 		v->pmu_run_limit = ticks ? ticks : 1;
+}
+
+void vcpu_pmu_set_global_ctrl(struct vcpu *v, uint64_t guest, uint64_t host)
+{
+	uint64_t entry = vmread(VMCS_ENTRY_CTLS), exit = vmread(VMCS_EXIT_CTLS);
+
+	/* SDM Vol. 3C 25.7.1, 25.8.1: the controls, when both directions are offered. */
+	if (vmx_ctl_allowed1(vmx_caps.entry, ENTRY_LOAD_PERF_GLOBAL_CTRL) &&
+	    vmx_ctl_allowed1(vmx_caps.exit, EXIT_LOAD_PERF_GLOBAL_CTRL)) {
+		vmwrite(VMCS_ENTRY_CTLS, entry | ENTRY_LOAD_PERF_GLOBAL_CTRL);
+		vmwrite(VMCS_EXIT_CTLS, exit | EXIT_LOAD_PERF_GLOBAL_CTRL);
+		vmwrite(VMCS_GUEST_PERF_GLOBAL_CTRL, guest);
+		vmwrite(VMCS_HOST_PERF_GLOBAL_CTRL, host);
+		return;
+	}
+	/* SDM Vol. 3C 25.7.2, 25.8.2: one-entry MSR-load lists (nested hypervisors often lack the controls). */
+	v->msr_entry_load.index = MSR_IA32_PERF_GLOBAL_CTRL;
+	v->msr_entry_load.value = guest;
+	v->msr_exit_load.index = MSR_IA32_PERF_GLOBAL_CTRL;
+	v->msr_exit_load.value = host;
+	vmwrite(VMCS_ENTRY_MSR_LOAD_ADDR, (uint64_t)&v->msr_entry_load);
+	vmwrite(VMCS_ENTRY_MSR_LOAD_COUNT, 1);
+	vmwrite(VMCS_EXIT_MSR_LOAD_ADDR, (uint64_t)&v->msr_exit_load);
+	vmwrite(VMCS_EXIT_MSR_LOAD_COUNT, 1);
+}
+
+void hv_pmu_host_lvtpc(uint8_t vector, bool masked)
+{
+	lapic_write(LAPIC_LVTPC, vector | (masked ? 1u << 16 : 0));
 }
 
 struct pmu_vcpu *vcpu_pmu_state(struct vcpu *v)

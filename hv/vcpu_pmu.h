@@ -15,6 +15,15 @@ void vcpu_pmu_set_stepping(struct vcpu *v, bool on);
 void vcpu_pmu_raise_pmi(struct vcpu *v);
 /* Bound the next guest run to at most `ticks` host TSC ticks (a cycle counter's overflow point). */
 void vcpu_pmu_limit_run(struct vcpu *v, uint64_t ticks);
+/*
+ * The IA32_PERF_GLOBAL_CTRL value live while the guest runs, and the one loaded at VM exit (the
+ * arch backend's switch between guest and hypervisor counting): by the VM-entry/VM-exit "load
+ * IA32_PERF_GLOBAL_CTRL" controls where offered, else by the VM-entry/VM-exit MSR-load lists.
+ */
+void vcpu_pmu_set_global_ctrl(struct vcpu *v, uint64_t guest, uint64_t host);
+/* This PCPU's host LVTPC: host counter overflows arrive as interrupt `vector` (masked: none). */
+void hv_pmu_host_lvtpc(uint8_t vector, bool masked);
+
 /* The VCPU's PMU state. */
 struct pmu_vcpu *vcpu_pmu_state(struct vcpu *v);
 

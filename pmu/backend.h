@@ -18,9 +18,14 @@ struct pmu_backend_ops {
 	void (*switch_out)(struct vcpu *v);
 	/* A guest instruction retired at cpl (insn NULL: emulated by the hypervisor). */
 	void (*retired)(struct vcpu *v, const struct soft_insn *insn, unsigned cpl);
+	/* A host counter overflow interrupt while v ran. */
+	void (*host_pmi)(struct vcpu *v);
+	/* Per-PCPU hardware set-up. */
+	void (*cpu_init)(void);
 };
 
 extern const struct pmu_backend_ops pmu_soft_ops;
+extern const struct pmu_backend_ops pmu_arch_ops;
 
 /* Raises the guest PMI for the counters in `overflowed` (a GLOBAL_STATUS mask), if any. */
 void pmu_deliver_overflow(struct vcpu *v, uint64_t overflowed);

@@ -122,6 +122,18 @@ void pmu_retired(struct vcpu *v, const struct soft_insn *insn, unsigned cpl)
 		ops->retired(v, insn, cpl);
 }
 
+void pmu_host_pmi(struct vcpu *v)
+{
+	if (ops && ops->host_pmi)
+		ops->host_pmi(v);
+}
+
+void pmu_cpu_init(void)
+{
+	if (ops && ops->cpu_init)
+		ops->cpu_init();
+}
+
 void pmu_deliver_overflow(struct vcpu *v, uint64_t overflowed)
 {
 	if (overflowed)

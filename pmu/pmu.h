@@ -50,6 +50,9 @@ struct pmu_vcpu {
 	enum pmu_acct acct;
 };
 
+/* The host interrupt vector of physical counter overflows (arch backend). */
+#define PMU_HOST_PMI_VECTOR	0xF0
+
 /* Picks the backend after the platform probe; prints the choice. */
 void pmu_init(enum pmu_choice choice);
 /* A domain's PMU: shown to its guests as version 2; allow is a bit mask of enum vpmu_event. */
@@ -69,5 +72,9 @@ void pmu_switch_in(struct vcpu *v);
 void pmu_switch_out(struct vcpu *v);
 /* One guest instruction retired at cpl: stepped (insn classified) or emulated (insn NULL). */
 void pmu_retired(struct vcpu *v, const struct soft_insn *insn, unsigned cpl);
+/* A host PMI arrived while v ran (arch backend): fold the overflow into v's vPMU. */
+void pmu_host_pmi(struct vcpu *v);
+/* Per-PCPU set-up of the physical PMU (host LVTPC), on every PCPU before it runs guests. */
+void pmu_cpu_init(void);
 
 #endif
