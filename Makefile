@@ -52,6 +52,9 @@ deps:
 -include tests/unit/unit.mk
 -include tests/system/system.mk
 
+# The README's two commands install what is missing first.
+run: deps
+
 # Every layer runs even if an earlier one fails; the status says whether all passed.
 test: deps
 	@$(MAKE) --no-print-directory all
