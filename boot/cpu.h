@@ -83,6 +83,16 @@ DEFINE_CR_ACCESS(3)
 DEFINE_CR_ACCESS(4)
 #undef DEFINE_CR_ACCESS
 
+/*
+ * Lets FXSAVE/FXRSTOR hold guests' SSE state (SDM Vol. 3A 13.1.3-13.1.4): CR4.OSFXSR and
+ * OSXMMEXCPT, CR0.MP set, EM and TS clear. The hypervisor itself never uses x87 or SSE.
+ */
+static inline void fpu_enable(void)
+{
+	write_cr0((read_cr0() | (1ull << 1)) & ~((1ull << 2) | (1ull << 3)));
+	write_cr4(read_cr4() | (1ull << 9) | (1ull << 10));
+}
+
 static inline void cpu_relax(void)
 {
 	__asm__ volatile("pause" ::: "memory");

@@ -98,6 +98,7 @@ void boot_main(uint32_t magic, uint32_t info_pa)
 	outb(0x21, 0xFF);
 	outb(0xA1, 0xFF);
 	idt_init();
+	fpu_enable();
 	pcpu_init_self(&pcpus[0]);
 	pcpus[0].online = true;
 	printk("perfvisor 0.1: a hypervisor that virtualizes the performance counters\n");

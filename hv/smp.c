@@ -106,6 +106,7 @@ void smp_release_aps(void)
 /* First C code on an AP: its own tables, VMX on, then wait to be let into the scheduler. */
 void ap_main(struct pcpu *p)
 {
+	fpu_enable();
 	pcpu_init_self(p);
 	if (!vmx_enable_cpu())
 		cpu_halt_forever();

@@ -104,6 +104,9 @@ int vcpu_init(struct vcpu *v, struct domain *d, unsigned id)
 	v->state = id ? VCPU_WAIT_SIPI : VCPU_RUNNABLE;
 	vapic_init(&v->apic, id);
 	pmu_vcpu_init(&v->pmu, &d->pmu);
+	/* The x87/SSE power-on state (SDM Vol. 1 table 8-1 and 10.2.3): FCW 0x37F, MXCSR 0x1F80. */
+	*(uint16_t *)&v->fpu[0] = 0x37F;
+	*(uint32_t *)&v->fpu[24] = 0x1F80;
 	if (!vmclear(pa) || !vmptrld(pa))
 		return -1;
 	this_pcpu()->loaded = v;
@@ -247,10 +250,13 @@ void vcpu_load(struct vcpu *v)
 		write_host_state(p);
 	for (unsigned i = 0; i < SMSR_COUNT; i++)
 		wrmsr(smsr_index[i], v->smsr[i]);
+	/* VMX does not switch x87/SSE state; the hypervisor never touches it, so a swap here is enough. */
+	__asm__ volatile("fxrstor64 %0" : : "m"(*(const uint8_t(*)[512])v->fpu));
 }
 
 void vcpu_put(struct vcpu *v)
 {
+	__asm__ volatile("fxsave64 %0" : "=m"(*(uint8_t(*)[512])v->fpu));
 	for (unsigned i = 0; i < SMSR_COUNT; i++)
 		v->smsr[i] = rdmsr(smsr_index[i]);
 }

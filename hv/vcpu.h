@@ -46,6 +46,8 @@ struct vmx_msr_entry {
 struct vcpu {
 	uint64_t gpr[16];		/* hv/entry.S knows this layout: keep it first */
 	uint64_t cr2;
+	/* x87/SSE state, switched with the VCPU (FXSAVE layout, SDM Vol. 1 10.5.1). */
+	uint8_t fpu[512] __attribute__((aligned(16)));
 	struct domain *dom;
 	unsigned id;			/* index in the domain, and its APIC ID */
 	struct pcpu *pcpu;		/* the PCPU whose run queue holds it */
