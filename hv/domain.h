@@ -26,6 +26,7 @@ struct domain {
 	uint64_t ram_hpa;		/* guest physical 0 is here; RAM is host-contiguous */
 	uint64_t ram_size;
 	uint64_t eptp;
+	volatile uint64_t ept_gen;	/* bumped when mappings change: PCPUs must INVEPT */
 	struct vcpu *vcpus[DOM_VCPUS_MAX];
 	unsigned nvcpus;
 	struct vuart uart;

@@ -53,7 +53,13 @@ void exit_vmcall(struct vcpu *v, uint64_t qual)
 		dom_exit(v->dom, (int)v->gpr[GPR_RDI]);
 		return;
 	default:
-		ret = -PV_ENOSYS;
+		if (nr >= HC_PMU_BASE) {
+			const uint64_t args[3] = { v->gpr[GPR_RDI], v->gpr[GPR_RSI], v->gpr[GPR_RDX] };
+
+			ret = pmu_hypercall(v, nr, args);
+		} else {
+			ret = -PV_ENOSYS;
+		}
 		break;
 	}
 	v->gpr[GPR_RAX] = (uint64_t)ret;

@@ -125,8 +125,15 @@ static struct vcpu *pick_next(struct pcpu *p)
 static void switch_in(struct pcpu *p, struct vcpu *v)
 {
 	uint64_t now = rdtsc();
+	bool moved = v->pcpu_last != p;
 
 	vcpu_load(v);
+	/* SDM Vol. 3C 29.4.3.1: cached EPT translations of this PCPU may be stale. */
+	if (moved || v->ept_gen != v->dom->ept_gen) {
+		v->ept_gen = v->dom->ept_gen;
+		invept_single(v->dom->eptp);
+	}
+	v->pcpu_last = p;
 	/* Seed 003, 4.2.5: a VCPU's TSC does not advance while it waits for a PCPU. */
 	if (v->dom->cfg.tsc == DOM_TSC_VCPU && v->desched_tsc)
 		v->tsc_offset -= now - v->desched_tsc;

@@ -103,7 +103,7 @@ int vcpu_init(struct vcpu *v, struct domain *d, unsigned id)
 	v->id = id;
 	v->state = id ? VCPU_WAIT_SIPI : VCPU_RUNNABLE;
 	vapic_init(&v->apic, id);
-	pmu_vcpu_init(&v->pmu, &d->pmu);
+	pmu_vcpu_init(&v->pmu, &d->pmu, id);
 	/* The x87/SSE power-on state (SDM Vol. 1 table 8-1 and 10.2.3): FCW 0x37F, MXCSR 0x1F80. */
 	*(uint16_t *)&v->fpu[0] = 0x37F;
 	*(uint32_t *)&v->fpu[24] = 0x1F80;

@@ -51,6 +51,7 @@ struct vcpu {
 	struct domain *dom;
 	unsigned id;			/* index in the domain, and its APIC ID */
 	struct pcpu *pcpu;		/* the PCPU whose run queue holds it */
+	struct pcpu *pcpu_last;		/* where it ran last */
 	uint64_t vmcs_pa;
 	bool launched;
 	volatile enum vcpu_state state;
@@ -73,6 +74,7 @@ struct vcpu {
 	struct exit_record ring[EXIT_RING_LEN];
 	unsigned ring_pos;
 	unsigned migrations;
+	uint64_t ept_gen;		/* the domain EPT generation this VCPU last flushed for */
 	/* The virtual PMU and, for the soft backend, the single-stepping that feeds it. */
 	struct pmu_vcpu pmu;
 	struct vcpu_step step;

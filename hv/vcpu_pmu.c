@@ -2,7 +2,11 @@
 #include "boot/printk.h"
 #include "hv/domain.h"
 #include "hv/vcpu.h"
+#include "hv/ept.h"
+#include "hv/guest_mem.h"
 #include "hv/lapic.h"
+#include "hv/pcpu.h"
+#include "hv/sched.h"
 #include "hv/vcpu_pmu.h"
 #include "hv/vmx_caps.h"
 #include "hv/vmx_ops.h"
@@ -65,6 +69,62 @@ void vcpu_pmu_set_global_ctrl(struct vcpu *v, uint64_t guest, uint64_t host)
 void hv_pmu_host_lvtpc(uint8_t vector, bool masked)
 {
 	lapic_write(LAPIC_LVTPC, vector | (masked ? 1u << 16 : 0));
+}
+
+bool vcpu_pmu_read_guest(struct vcpu *v, void *dst, uint64_t la, uint64_t len)
+{
+	struct gpt_result res;
+
+	return guest_read(v, dst, la, len, GPT_READ, &res) == GPT_OK;
+}
+
+bool vcpu_pmu_write_guest(struct vcpu *v, uint64_t la, const void *src, uint64_t len)
+{
+	struct gpt_result res;
+
+	return guest_write(v, la, src, len, &res) == GPT_OK;
+}
+
+/* The area becomes read-only in the EPT (4 KiB pages); every PCPU drops stale translations. */
+void *vcpu_pmu_map_area(struct vcpu *v, uint64_t gpa, unsigned nvcpus, const char **why)
+{
+	struct domain *d = v->dom;
+	uint64_t len = (uint64_t)nvcpus * 4096;
+	void *hva = dom_gpa_to_hva(d, gpa, len);
+
+	if (gpa & 0xFFF || nvcpus != d->nvcpus) {
+		*why = "the area must be page-aligned with one page per VCPU";
+		return (void *)0;
+	}
+	if (!hva) {
+		*why = "the area is outside the domain's RAM";
+		return (void *)0;
+	}
+	if (!ept_map(d->eptp, gpa, d->ram_hpa + gpa, len, EPT_R)) {
+		*why = "out of memory for EPT tables";
+		return (void *)0;
+	}
+	__atomic_fetch_add(&d->ept_gen, 1, __ATOMIC_RELEASE);
+	invept_single(d->eptp);
+	v->ept_gen = d->ept_gen;
+	return hva;
+}
+
+unsigned vcpu_pmu_pcpu(struct vcpu *v)
+{
+	return v->pcpu->index;
+}
+
+uint64_t vcpu_pmu_guest_tsc(struct vcpu *v)
+{
+	return sched_guest_tsc(v);
+}
+
+void vcpu_pmu_raise_vector(struct vcpu *v, uint8_t vector)
+{
+	spin_lock(&v->lock);
+	vapic_set_irr(&v->apic, vector);
+	spin_unlock(&v->lock);
 }
 
 struct pmu_vcpu *vcpu_pmu_state(struct vcpu *v)

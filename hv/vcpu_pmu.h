@@ -24,6 +24,15 @@ void vcpu_pmu_set_global_ctrl(struct vcpu *v, uint64_t guest, uint64_t host);
 /* This PCPU's host LVTPC: host counter overflows arrive as interrupt `vector` (masked: none). */
 void hv_pmu_host_lvtpc(uint8_t vector, bool masked);
 
+/* The paravirtual PMU's needs: guest memory by linear address (false: -EFAULT), the shared area
+ * mapped read-only (NULL with *why when the request is bad), the PCPU, the guest TSC, a vector. */
+bool vcpu_pmu_read_guest(struct vcpu *v, void *dst, uint64_t la, uint64_t len);
+bool vcpu_pmu_write_guest(struct vcpu *v, uint64_t la, const void *src, uint64_t len);
+void *vcpu_pmu_map_area(struct vcpu *v, uint64_t gpa, unsigned nvcpus, const char **why);
+unsigned vcpu_pmu_pcpu(struct vcpu *v);
+uint64_t vcpu_pmu_guest_tsc(struct vcpu *v);
+void vcpu_pmu_raise_vector(struct vcpu *v, uint8_t vector);
+
 /* The VCPU's PMU state. */
 struct pmu_vcpu *vcpu_pmu_state(struct vcpu *v);
 

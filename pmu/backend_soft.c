@@ -9,8 +9,12 @@
 #define CYCLE_EVENTS	(EV_BIT(VPMU_EV_CORE_CYCLES) | EV_BIT(VPMU_EV_REF_CYCLES))
 
 /* Cycles of both kinds at cpl; returns the PMI mask. Core and reference cycles both follow the TSC. */
-static uint64_t count_cycles(struct vpmu *p, uint64_t ticks, unsigned cpl)
+static uint64_t count_cycles(struct vcpu *v, uint64_t ticks, unsigned cpl)
 {
+	struct vpmu *p = &vcpu_pmu_state(v)->vpmu;
+
+	pv_count(v, VPMU_EV_CORE_CYCLES, ticks, cpl);
+	pv_count(v, VPMU_EV_REF_CYCLES, ticks, cpl);
 	return vpmu_count(p, VPMU_EV_CORE_CYCLES, ticks, cpl) |
 	       vpmu_count(p, VPMU_EV_REF_CYCLES, ticks, cpl);
 }
@@ -24,7 +28,7 @@ static void soft_programmed(struct vcpu *v)
 	struct vpmu *p = &vcpu_pmu_state(v)->vpmu;
 	uint32_t kernel = vpmu_active(p, 0), user = vpmu_active(p, 3);
 
-	vcpu_pmu_set_stepping(v, ((kernel | user) & STEP_EVENTS) ||
+	vcpu_pmu_set_stepping(v, ((kernel | user | pv_active(v)) & STEP_EVENTS) ||
 				 ((kernel ^ user) & CYCLE_EVENTS));
 }
 
@@ -47,9 +51,11 @@ static void account_hv_time(struct vcpu *v, unsigned cpl)
 	if (pv->acct == PMU_ACCT_GUEST || !pv->exit_tsc)
 		return;
 	ticks = rdtsc() - pv->exit_tsc;
-	pmi = count_cycles(&pv->vpmu, ticks, cpl);
-	if (pv->acct == PMU_ACCT_VCPU)
+	pmi = count_cycles(v, ticks, cpl);
+	if (pv->acct == PMU_ACCT_VCPU) {
+		pv_count(v, VPMU_EV_INSTRUCTIONS, ticks, cpl);
 		pmi |= vpmu_count(&pv->vpmu, VPMU_EV_INSTRUCTIONS, ticks, cpl);
+	}
 	pv->hv_ticks += ticks;
 	pv->exit_tsc = 0;
 	pmu_deliver_overflow(v, pmi);
@@ -77,8 +83,7 @@ static void soft_after_exit(struct vcpu *v)
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 
 	pv->exit_tsc = rdtsc();
-	pmu_deliver_overflow(v, count_cycles(&pv->vpmu, pv->exit_tsc - pv->entry_tsc,
-					     pv->entry_cpl));
+	pmu_deliver_overflow(v, count_cycles(v, pv->exit_tsc - pv->entry_tsc, pv->entry_cpl));
 }
 
 static void soft_switch_in(struct vcpu *v)
@@ -98,8 +103,11 @@ static void soft_retired(struct vcpu *v, const struct soft_insn *insn, unsigned 
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 	uint64_t pmi = vpmu_count(&pv->vpmu, VPMU_EV_INSTRUCTIONS, 1, cpl);
 
-	if (insn && insn->branch)
+	pv_count(v, VPMU_EV_INSTRUCTIONS, 1, cpl);
+	if (insn && insn->branch) {
+		pv_count(v, VPMU_EV_BRANCHES, 1, cpl);
 		pmi |= vpmu_count(&pv->vpmu, VPMU_EV_BRANCHES, 1, cpl);
+	}
 	pv->retired++;
 	pmu_deliver_overflow(v, pmi);
 }

@@ -52,10 +52,23 @@ void pmu_domain_init(struct pmu_domain *pd, uint64_t allow, int acct)
 	pd->acct = acct;
 }
 
-void pmu_vcpu_init(struct pmu_vcpu *pv, const struct pmu_domain *pd)
+void pmu_vcpu_init(struct pmu_vcpu *pv, struct pmu_domain *pd, unsigned id)
 {
 	vpmu_reset(&pv->vpmu, &pd->cfg);
+	pv->pd = pd;
+	pv->id = id;
 	pv->acct = pd->acct;
+}
+
+int64_t pmu_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3])
+{
+	return pv_hypercall(v, nr, args);
+}
+
+void pmu_reprogrammed(struct vcpu *v)
+{
+	if (ops)
+		ops->programmed(v);
 }
 
 enum vpmu_result pmu_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val)
@@ -75,8 +88,8 @@ enum vpmu_result pmu_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 	if (ops)
 		ops->sync(v);
 	r = vpmu_wrmsr(&pv->vpmu, msr, val);
-	if (r == VPMU_OK && ops)
-		ops->programmed(v);
+	if (r == VPMU_OK)
+		pmu_reprogrammed(v);
 	return r;
 }
 
@@ -108,10 +121,12 @@ void pmu_switch_in(struct vcpu *v)
 {
 	if (ops)
 		ops->switch_in(v);
+	pv_switch_in(v);
 }
 
 void pmu_switch_out(struct vcpu *v)
 {
+	pv_switch_out(v);
 	if (ops)
 		ops->switch_out(v);
 }
@@ -134,8 +149,9 @@ void pmu_cpu_init(void)
 		ops->cpu_init();
 }
 
+/* Paravirtual i-mode counters take their own vector; the rest go through LVTPC. */
 void pmu_deliver_overflow(struct vcpu *v, uint64_t overflowed)
 {
-	if (overflowed)
+	if (overflowed && pv_overflow(v, overflowed))
 		vcpu_pmu_raise_pmi(v);
 }

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "pmu/pv.h"
 #include "pmu/soft_classify.h"
 #include "pmu/vpmu.h"
 
@@ -38,10 +39,13 @@ enum pmu_acct {
 struct pmu_domain {
 	struct vpmu_config cfg;
 	enum pmu_acct acct;
+	struct pv_domain pv;
 };
 
 struct pmu_vcpu {
 	struct vpmu vpmu;
+	struct pmu_domain *pd;
+	unsigned id;			/* the VCPU's index in its domain: its page of the PV area */
 	uint64_t entry_tsc;		/* host TSC at the last VM entry */
 	uint64_t exit_tsc;		/* host TSC at the last VM exit (0: none since switch-in) */
 	uint64_t hv_ticks;		/* hypervisor time on this VCPU's exits, counted in vcpu mode */
@@ -57,7 +61,7 @@ struct pmu_vcpu {
 void pmu_init(enum pmu_choice choice);
 /* A domain's PMU: shown to its guests as version 2; allow is a bit mask of enum vpmu_event. */
 void pmu_domain_init(struct pmu_domain *pd, uint64_t allow, int acct);
-void pmu_vcpu_init(struct pmu_vcpu *pv, const struct pmu_domain *pd);
+void pmu_vcpu_init(struct pmu_vcpu *pv, struct pmu_domain *pd, unsigned id);
 
 /* Trap-and-emulate: VPMU_OK, VPMU_GP (inject #GP) or VPMU_NOT_PMU (not ours). */
 enum vpmu_result pmu_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val);
@@ -72,6 +76,10 @@ void pmu_switch_in(struct vcpu *v);
 void pmu_switch_out(struct vcpu *v);
 /* One guest instruction retired at cpl: stepped (insn classified) or emulated (insn NULL). */
 void pmu_retired(struct vcpu *v, const struct soft_insn *insn, unsigned cpl);
+/* The paravirtual PMU's hypercalls (HC_PMU_*). */
+int64_t pmu_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3]);
+/* The counters' programming changed (a vPMU MSR write or a PV resume/suspend). */
+void pmu_reprogrammed(struct vcpu *v);
 /* A host PMI arrived while v ran (arch backend): fold the overflow into v's vPMU. */
 void pmu_host_pmi(struct vcpu *v);
 /* Per-PCPU set-up of the physical PMU (host LVTPC), on every PCPU before it runs guests. */

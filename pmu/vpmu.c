@@ -29,10 +29,9 @@ void vpmu_reset(struct vpmu *p, const struct vpmu_config *cfg)
 	p->global_ctrl = vpmu_gp_bits(cfg);
 }
 
-/* What GP counter i counts at cpl now, before GLOBAL_CTRL: VPMU_EV_NONE when nothing. */
-static enum vpmu_event gp_event(const struct vpmu *p, unsigned i, unsigned cpl)
+/* What an IA32_PERFEVTSELx value counts at cpl, before GLOBAL_CTRL: VPMU_EV_NONE when nothing. */
+enum vpmu_event vpmu_evtsel_event(uint64_t sel, unsigned cpl)
 {
-	uint64_t sel = p->evtsel[i];
 	int ev;
 
 	/* SDM Vol. 3B 20.2.1.1: EN, and OS counts at CPL 0, USR at CPL 1-3. */
@@ -48,6 +47,11 @@ static enum vpmu_event gp_event(const struct vpmu *p, unsigned i, unsigned cpl)
 		if ((sel & (EVTSEL_EVENT_MASK | EVTSEL_UMASK)) == gp_codes[ev])
 			return ev;
 	return VPMU_EV_NONE;
+}
+
+static enum vpmu_event gp_event(const struct vpmu *p, unsigned i, unsigned cpl)
+{
+	return vpmu_evtsel_event(p->evtsel[i], cpl);
 }
 
 /* An event the domain's allow-list denies (shown unavailable in CPUID.0AH) counts nothing. */

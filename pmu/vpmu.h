@@ -86,6 +86,8 @@ enum vpmu_result vpmu_rdpmc(struct vpmu *p, uint32_t ecx, unsigned cpl, bool pce
  * Returns the counters (GLOBAL_STATUS bit layout) that overflowed with their PMI bit set.
  */
 uint64_t vpmu_count(struct vpmu *p, enum vpmu_event ev, uint64_t n, unsigned cpl);
+/* What an IA32_PERFEVTSELx value counts at cpl (EN, OS/USR, event and umask). */
+enum vpmu_event vpmu_evtsel_event(uint64_t sel, unsigned cpl);
 /* Bit ev set when some enabled counter counts ev at cpl (the soft backend steps only then). */
 uint32_t vpmu_active(const struct vpmu *p, unsigned cpl);
 /* Events of kind ev still to come at cpl before the first counter overflows (UINT64_MAX: none). */

@@ -1,0 +1,91 @@
+/* perfvisor's paravirtual PMU ABI (perfctr-xen style), shared by the hypervisor and guests: fixed widths, versioned. */
+#ifndef PERFVISOR_PMU_ABI_H
+#define PERFVISOR_PMU_ABI_H
+
+#include <stdint.h>
+
+#include "hv/include/perfvisor_hypercall.h"
+
+#define PV_PMU_VERSION		1
+#define PV_PMU_COUNTERS		4	/* per thread: the guest's 4 general counters */
+#define PV_PMU_AREA_STRIDE	4096	/* one page per VCPU in the shared area */
+
+/*
+ * Hypercalls (VMCALL, see perfvisor_hypercall.h for registers and errors). Counter values are
+ * 48-bit, returned and taken as unsigned 64-bit numbers.
+ *
+ * HC_PMU_SETUP(area, nvcpus): the shared area is nvcpus consecutive pages of guest RAM at the
+ *   page-aligned guest-physical address area, one struct pv_vcpu_area per VCPU (VCPU k at
+ *   area + k * 4096); nvcpus must be the domain's VCPU count. The hypervisor fills them and
+ *   maps them read-only for the guest (seed 003 figure 6b). Once per domain.
+ * HC_PMU_RESUME(ctl): the calling VCPU now counts for the thread whose control is *ctl: its
+ *   a-mode counters (and the TSC) restart with sum_vcpu = 0, start_vcpu = phys (seed 003 4.2.1).
+ *   The guest samples start*_thread right after the call returns. Skippable when the control
+ *   is unchanged since the last resume on this VCPU (active_seq tells).
+ * HC_PMU_ISUSPEND(save): i-mode counters stop; their values go to save[PV_PMU_COUNTERS]; returns
+ *   the overflow bits the suspended thread has not been told of (the guest marks it pending).
+ * HC_PMU_IRESUME(ctl, values): load the control (as RESUME) and start the i-mode counters at
+ *   values[i]; each counts up and interrupts when it wraps past 2^48 - 1.
+ * HC_PMU_SET_VECTOR(vector): the domain's overflow interrupt vector (32..255).
+ * HC_PMU_READ(i): counter i's phys* (the VCPU-level value), for comparison with the direct
+ *   read (benchmarks).
+ * HC_PMU_IACK(): returns and clears the overflow bits of the running thread, from the overflow
+ *   interrupt's handler (0: the thread that overflowed was suspended before the interrupt).
+ */
+#define HC_PMU_SETUP		(HC_PMU_BASE + 0)
+#define HC_PMU_RESUME		(HC_PMU_BASE + 1)
+#define HC_PMU_ISUSPEND		(HC_PMU_BASE + 2)
+#define HC_PMU_IRESUME		(HC_PMU_BASE + 3)
+#define HC_PMU_SET_VECTOR	(HC_PMU_BASE + 4)
+#define HC_PMU_READ		(HC_PMU_BASE + 5)
+#define HC_PMU_IACK		(HC_PMU_BASE + 6)
+
+/* A thread's counter control: what each counter counts, and which are interrupt-mode. */
+struct pv_control {
+	uint32_t ncounters;			/* counters 0..ncounters-1 are in use */
+	uint32_t imode_mask;			/* bit i: counter i is an i-mode counter */
+	uint64_t evtsel[PV_PMU_COUNTERS];	/* IA32_PERFEVTSELx values, EN set; INT is ignored */
+	uint64_t ireset[PV_PMU_COUNTERS];	/* i-mode: value loaded after each overflow */
+};
+
+/* Sum/Start of one counter on one VCPU (seed 003, figure 4). */
+struct pv_counter {
+	uint64_t sum_vcpu;	/* events of the current thread before the VCPU's last resume */
+	uint64_t start_vcpu;	/* phys when the VCPU was last resumed on its PCPU */
+};
+
+/* Values of flags. */
+#define PV_FLAG_SOFT_PHYS	(1u << 0)	/* no counter register: phys is soft_phys[i] */
+
+/*
+ * One VCPU's page, read-only for the guest. A thread on VCPU k reads page k (k from its
+ * smp_id) and computes, for counter i (seed 003 4.2.1):
+ *   phys  = soft_phys[i] (PV_FLAG_SOFT_PHYS) or RDPMC(rdpmc_index[i]) sign-extended from width
+ *   phys* = ctr[i].sum_vcpu + (phys - ctr[i].start_vcpu)
+ *   log   = sum_thread + (phys* - start*_thread)
+ * and the same for the TSC with phys = RDTSC. The read is optimistic: if tsc.start_vcpu or
+ * the thread's smp_id changed during it, the thread was moved or descheduled: read again.
+ */
+struct pv_vcpu_area {
+	uint32_t version;		/* PV_PMU_VERSION */
+	uint32_t size;			/* sizeof(struct pv_vcpu_area) */
+	uint32_t vcpu_id;
+	uint32_t flags;			/* PV_FLAG_* */
+	uint32_t width;			/* physical counter width in bits */
+	uint32_t overflow_pending;	/* i-mode counters that overflowed, not yet seen by the guest */
+	uint64_t active_seq;		/* bumped by every RESUME/IRESUME that changed the control */
+	uint64_t resumes;		/* RESUME and IRESUME hypercalls on this VCPU */
+	uint64_t overflows;		/* i-mode overflows on this VCPU */
+	struct pv_counter tsc;
+	struct pv_counter ctr[PV_PMU_COUNTERS];
+	uint64_t soft_phys[PV_PMU_COUNTERS];
+	uint32_t rdpmc_index[PV_PMU_COUNTERS];
+	struct pv_control active;	/* the control loaded now */
+};
+
+_Static_assert(sizeof(struct pv_control) == 72, "pv_control is ABI");
+_Static_assert(sizeof(struct pv_counter) == 16, "pv_counter is ABI");
+_Static_assert(sizeof(struct pv_vcpu_area) == 248, "pv_vcpu_area is ABI: no padding");
+_Static_assert(sizeof(struct pv_vcpu_area) <= PV_PMU_AREA_STRIDE, "one page per VCPU");
+
+#endif
