@@ -276,6 +276,18 @@ int dom_summary(void)
 			       d->state == DOM_KILLED ? "killed" : "not started", d->fate);
 		if (d->state != DOM_EXITED || d->exit_code)
 			overall = EXIT_DOMAIN_FAILED;
+		for (unsigned j = 0; j < d->nvcpus; j++) {
+			struct vcpu *v = d->vcpus[j];
+
+			if (v->step.steps || v->pmu.hv_ticks)
+				printk("perfvisor:     vcpu %u: pmu %lu stepped instructions, %lu retired, "
+				       "%lu hypervisor ticks (%lu counted as vcpu-mode instructions)\n",
+				       j, v->step.steps, v->pmu.retired, v->pmu.hv_ticks,
+				       v->pmu.hv_counted);
+		}
 	}
+	for (unsigned i = 0; i < num_pcpus; i++)
+		printk("perfvisor:   pcpu %u: %lu vcpu switches, %lu migrations in\n", i,
+		       pcpus[i].switches, pcpus[i].migrations_in);
 	return overall;
 }

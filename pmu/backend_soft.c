@@ -53,6 +53,8 @@ static void account_hv_time(struct vcpu *v, unsigned cpl)
 	ticks = rdtsc() - pv->exit_tsc;
 	pmi = count_cycles(v, ticks, cpl);
 	if (pv->acct == PMU_ACCT_VCPU) {
+		if (vpmu_active(&pv->vpmu, cpl) & EV_BIT(VPMU_EV_INSTRUCTIONS))
+			pv->hv_counted += ticks;
 		pv_count(v, VPMU_EV_INSTRUCTIONS, ticks, cpl);
 		pmi |= vpmu_count(&pv->vpmu, VPMU_EV_INSTRUCTIONS, ticks, cpl);
 	}

@@ -48,7 +48,8 @@ struct pmu_vcpu {
 	unsigned id;			/* the VCPU's index in its domain: its page of the PV area */
 	uint64_t entry_tsc;		/* host TSC at the last VM entry */
 	uint64_t exit_tsc;		/* host TSC at the last VM exit (0: none since switch-in) */
-	uint64_t hv_ticks;		/* hypervisor time on this VCPU's exits, counted in vcpu mode */
+	uint64_t hv_ticks;		/* hypervisor time on this VCPU's exits (vcpu, hybrid modes) */
+	uint64_t hv_counted;		/* of which an enabled instructions counter took (vcpu mode) */
 	uint64_t retired;		/* guest instructions the soft backend saw retire */
 	unsigned entry_cpl;		/* guest CPL at the last VM entry */
 	enum pmu_acct acct;
