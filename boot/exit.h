@@ -9,6 +9,7 @@ enum hv_exit_code {
 	EXIT_DOMAIN_FAILED = 2,
 	EXIT_HV_FAULT = 3,
 	EXIT_BAD_BOOT = 4,
+	EXIT_LEAK = 5,		/* frames not returned after every domain ended */
 };
 
 __attribute__((noreturn)) void hv_exit(int code);

@@ -2,6 +2,7 @@
 #include <stdbool.h>
 
 #include "boot/frame.h"
+#include "boot/spinlock.h"
 
 #define LOW_END		0x100000ull	/* below: IVT, BIOS data, EBDA, ROMs, AP start-up code */
 #define HIGH_END	0x100000000ull	/* the hypervisor identity-maps only the low 4 GiB */
@@ -155,7 +156,7 @@ int frame_init(const struct frame_range *usable, size_t nusable,
 	return 0;
 }
 
-uint64_t frame_alloc_contig(uint64_t npages, uint64_t align_pages)
+static uint64_t alloc_locked(uint64_t npages, uint64_t align_pages)
 {
 	uint64_t i, j;
 
@@ -181,12 +182,25 @@ uint64_t frame_alloc_contig(uint64_t npages, uint64_t align_pages)
 	return 0;
 }
 
+/* Every PCPU allocates and frees (domains end on any of them): one lock for the allocator. */
+static struct spinlock frame_lock;
+
+uint64_t frame_alloc_contig(uint64_t npages, uint64_t align_pages)
+{
+	uint64_t pa;
+
+	spin_lock(&frame_lock);
+	pa = alloc_locked(npages, align_pages);
+	spin_unlock(&frame_lock);
+	return pa;
+}
+
 uint64_t frame_alloc(void)
 {
 	return frame_alloc_contig(1, 1);
 }
 
-int frame_free_contig(uint64_t pa, uint64_t npages)
+static int free_locked(uint64_t pa, uint64_t npages)
 {
 	uint64_t f = pa / FRAME_SIZE, i = f - fa.base;
 
@@ -201,6 +215,16 @@ int frame_free_contig(uint64_t pa, uint64_t npages)
 		set_bit(fa.free, k, true);
 	fa.nfree += npages;
 	return 0;
+}
+
+int frame_free_contig(uint64_t pa, uint64_t npages)
+{
+	int r;
+
+	spin_lock(&frame_lock);
+	r = free_locked(pa, npages);
+	spin_unlock(&frame_lock);
+	return r;
 }
 
 int frame_free(uint64_t pa)

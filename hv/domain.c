@@ -30,6 +30,45 @@ _Static_assert(DOM_ACCT_GUEST == (int)PMU_ACCT_GUEST && DOM_ACCT_VCPU == (int)PM
 
 struct domain domains[MAX_DOMAINS];
 unsigned num_domains;
+uint64_t dom_frames_free_at_start;
+
+/* Gives every frame of the domain back: its VCPUs' VMCSs and pages, EPT tables and RAM. */
+static void release(struct domain *d)
+{
+	for (unsigned i = 0; i < d->nvcpus; i++) {
+		frame_free(d->vcpus[i]->vmcs_pa);
+		frame_free((uint64_t)d->vcpus[i]);
+		d->vcpus[i] = (struct vcpu *)0;
+	}
+	if (d->eptp)
+		ept_destroy(d->eptp);
+	if (d->ram_hpa)
+		frame_free_contig(d->ram_hpa, d->ram_size / FRAME_SIZE);
+	d->eptp = d->ram_hpa = 0;
+	__atomic_store_n(&d->released, true, __ATOMIC_RELEASE);
+}
+
+void dom_vcpu_gone(struct vcpu *v)
+{
+	struct domain *d = v->dom;
+	struct dom_vcpu_stats *s = &d->stats[v->id];
+	bool last;
+
+	s->exits = v->total_exits;
+	s->steps = v->step.steps;
+	s->retired = v->pmu.retired;
+	s->hv_ticks = v->pmu.hv_ticks;
+	s->hv_counted = v->pmu.hv_counted;
+	s->migrations = v->migrations;
+	/* SDM Vol. 3C 25.11.1: VMCLEAR on the processor where the VMCS was last active. */
+	vcpu_unload(v);
+	spin_lock(&d->lock);
+	last = ++d->vcpus_gone == d->nvcpus;
+	spin_unlock(&d->lock);
+	/* Only once none of its VCPUs can run anywhere may their memory go. */
+	if (last)
+		release(d);
+}
 
 static void report_line(void *ctx, const char *msg)
 {
@@ -53,6 +92,7 @@ static void not_started(struct domain *d, const char *fmt, ...)
 	vsnprintk(d->fate, sizeof(d->fate), fmt, ap);
 	va_end(ap);
 	d->state = DOM_NOT_STARTED;
+	release(d);
 	printk("perfvisor: domain %u (%s) not started: %s\n", d->id, d->cfg.name, d->fate);
 }
 
@@ -79,24 +119,21 @@ static void write_boot_gdt(struct domain *d, bool is64)
 	gdt[GUEST_SEL_DATA / 8] = 0x00CF92000000FFFFull;
 }
 
+/* Puts the VCPUs on their PCPUs' run queues, only once every pin is known to be online. */
 static bool place_vcpus(struct domain *d)
 {
 	static unsigned next_pcpu;
+	unsigned pc[DOM_VCPUS_MAX];
 
 	for (unsigned i = 0; i < d->nvcpus; i++) {
-		struct vcpu *v = d->vcpus[i];
-		unsigned pc;
-
-		if (d->cfg.npin)
-			pc = d->cfg.pin[d->cfg.npin == 1 ? 0 : i];
-		else
-			pc = next_pcpu++ % num_pcpus;
-		if (pc >= num_pcpus || !pcpus[pc].online) {
-			not_started(d, "vcpu %u is pinned to pcpu %u, which is not online", i, pc);
+		pc[i] = d->cfg.npin ? d->cfg.pin[d->cfg.npin == 1 ? 0 : i] : next_pcpu++ % num_pcpus;
+		if (pc[i] >= num_pcpus || !pcpus[pc[i]].online) {
+			not_started(d, "vcpu %u is pinned to pcpu %u, which is not online", i, pc[i]);
 			return false;
 		}
-		sched_add(v, &pcpus[pc]);
 	}
+	for (unsigned i = 0; i < d->nvcpus; i++)
+		sched_add(d->vcpus[i], &pcpus[pc[i]]);
 	return true;
 }
 
@@ -108,6 +145,8 @@ static bool create_vcpus(struct domain *d, const struct elf_info *info, uint32_t
 		struct vcpu *v = (struct vcpu *)pa;
 
 		if (!pa || vcpu_init(v, d, i)) {
+			if (pa)
+				frame_free(pa);
 			not_started(d, "out of memory for vcpu %u", i);
 			return false;
 		}
@@ -245,6 +284,14 @@ void dom_uart_flush(struct domain *d)
 	spin_unlock(&d->uart_lock);
 }
 
+bool dom_all_released(void)
+{
+	for (unsigned i = 0; i < num_domains; i++)
+		if (!domains[i].released)
+			return false;
+	return true;
+}
+
 bool dom_all_ended(void)
 {
 	for (unsigned i = 0; i < num_domains; i++)
@@ -264,8 +311,8 @@ int dom_summary(void)
 		unsigned migrations = 0;
 
 		for (unsigned j = 0; j < d->nvcpus; j++) {
-			exits += d->vcpus[j]->total_exits;
-			migrations += d->vcpus[j]->migrations;
+			exits += d->stats[j].exits;
+			migrations += d->stats[j].migrations;
 		}
 		if (d->state == DOM_EXITED)
 			printk("perfvisor:   domain %u (%s): exit code %d, %u vcpus, %lu exits, "
@@ -277,13 +324,12 @@ int dom_summary(void)
 		if (d->state != DOM_EXITED || d->exit_code)
 			overall = EXIT_DOMAIN_FAILED;
 		for (unsigned j = 0; j < d->nvcpus; j++) {
-			struct vcpu *v = d->vcpus[j];
+			struct dom_vcpu_stats *s = &d->stats[j];
 
-			if (v->step.steps || v->pmu.hv_ticks)
+			if (s->steps || s->hv_ticks)
 				printk("perfvisor:     vcpu %u: pmu %lu stepped instructions, %lu retired, "
 				       "%lu hypervisor ticks (%lu counted as vcpu-mode instructions)\n",
-				       j, v->step.steps, v->pmu.retired, v->pmu.hv_ticks,
-				       v->pmu.hv_counted);
+				       j, s->steps, s->retired, s->hv_ticks, s->hv_counted);
 		}
 	}
 	for (unsigned i = 0; i < num_pcpus; i++)

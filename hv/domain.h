@@ -39,6 +39,13 @@ struct domain {
 	char fate[160];			/* the reason, in words, when killed or not started */
 	unsigned shutdown_match;	/* progress through the "Shutdown" string on port 0x8900 */
 	uint64_t start_tsc, end_tsc;
+	/* What the summary reports of each VCPU, kept when the VCPUs are freed. */
+	struct dom_vcpu_stats {
+		uint64_t exits, steps, retired, hv_ticks, hv_counted;
+		unsigned migrations;
+	} stats[DOM_VCPUS_MAX];
+	unsigned vcpus_gone;		/* VCPUs released after the domain ended */
+	volatile bool released;		/* RAM, EPT, VMCSs and VCPUs are back in the allocator */
 };
 
 extern struct domain domains[MAX_DOMAINS];
@@ -62,6 +69,12 @@ void dom_kill(struct domain *d, struct vcpu *v, const char *fmt, ...)
 /* COM1 of the domain, shared by its VCPUs. */
 void dom_uart_io(struct domain *d, unsigned off, bool write, unsigned size, uint32_t *val);
 void dom_uart_flush(struct domain *d);
+/* An ended domain's VCPU left its last PCPU: keep its statistics, release the domain with the last. */
+void dom_vcpu_gone(struct vcpu *v);
+/* Frames free before the first domain was built, to compare with at the end (leak check). */
+extern uint64_t dom_frames_free_at_start;
+/* True once every domain's frames are back in the allocator. */
+bool dom_all_released(void);
 /* True once no domain is running. */
 bool dom_all_ended(void);
 /* The end-of-run table; returns the overall exit code. */

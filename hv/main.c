@@ -1,5 +1,6 @@
 /* hv_main(): VMX on, the domains built from the modules, then every PCPU schedules until all domains end. */
 #include "boot/exit.h"
+#include "boot/frame.h"
 #include "boot/multiboot.h"
 #include "boot/printk.h"
 #include "hv/domain.h"
@@ -12,6 +13,8 @@
 
 void hv_main(const struct mb_boot_info *info)
 {
+	uint64_t total;
+
 	sched_calibrate_tsc();
 	pr_info("perfvisor: TSC runs at %lu kHz; slice %lu us\n", tsc_khz, sched_opts.slice_us);
 	if (!vmx_init_global() || !vmx_enable_cpu())
@@ -25,6 +28,7 @@ void hv_main(const struct mb_boot_info *info)
 	if (info->mod_count > MAX_DOMAINS)
 		printk("perfvisor: %u modules, but at most %u domains: the rest are ignored\n",
 		       info->mod_count, MAX_DOMAINS);
+	frame_stats(&total, &dom_frames_free_at_start);
 	for (unsigned i = 0; i < info->mod_count && i < MAX_DOMAINS; i++)
 		dom_create(i, (const void *)info->mods[i].start,
 			   info->mods[i].end - info->mods[i].start, info->mods[i].string);

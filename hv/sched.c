@@ -1,6 +1,7 @@
 /* Per-PCPU scheduling loop: pick, switch in (TSC offset), run a slice of VM entries, switch out, maybe migrate. */
 #include "boot/cpu.h"
 #include "boot/exit.h"
+#include "boot/frame.h"
 #include "boot/printk.h"
 #include "hv/domain.h"
 #include "hv/irq.h"
@@ -107,12 +108,16 @@ static struct vcpu *pick_next(struct pcpu *p)
 			p->rq_next = i + 1;
 		}
 	}
-	/* Dead VCPUs leave the queue for good. */
+	/* Dead VCPUs leave the queue for good; this PCPU, where each last ran, releases them. */
 	for (unsigned i = 0; i < p->rq_len;) {
-		if (p->rq[i]->state == VCPU_DEAD)
+		struct vcpu *dead = p->rq[i];
+
+		if (dead->state == VCPU_DEAD) {
 			p->rq[i] = p->rq[--p->rq_len];
-		else
+			dom_vcpu_gone(dead);
+		} else {
 			i++;
+		}
 	}
 	spin_unlock(&p->rq_lock);
 	return pick;
@@ -227,11 +232,29 @@ static void run_slice(struct vcpu *v)
 	}
 }
 
-static void finish_run(void)
+/* Every domain has ended: let the PCPUs hand back their VCPUs, then the summary and leak check. */
+static void finish_run(struct pcpu *p)
 {
+	uint64_t deadline = rdtsc() + 100 * tsc_khz, total, free;
+	int code;
+
 	if (__atomic_exchange_n(&run_finished, 1, __ATOMIC_ACQ_REL))
-		cpu_halt_forever();
-	hv_exit(dom_summary());
+		return;
+	while (!dom_all_released() && (int64_t)(rdtsc() - deadline) < 0)
+		pick_next(p);
+	code = dom_summary();
+	frame_stats(&total, &free);
+	if (!dom_all_released()) {
+		printk("perfvisor: frames: not every domain was released in time\n");
+	} else if (free != dom_frames_free_at_start) {
+		printk("perfvisor: frames: LEAK: %lu free at the end, %lu before the domains\n",
+		       free, dom_frames_free_at_start);
+		code = EXIT_LEAK;
+	} else {
+		printk("perfvisor: frames: %lu free at the end, as before the domains (no leak)\n",
+		       free);
+	}
+	hv_exit(code);
 }
 
 void sched_run(void)
@@ -242,10 +265,13 @@ void sched_run(void)
 		struct vcpu *v;
 		uint64_t idle_start;
 
-		if (run_finished)
+		/* At the end a PCPU still hands back its dead VCPUs before it stops. */
+		if (run_finished) {
+			pick_next(p);
 			cpu_halt_forever();
+		}
 		if (dom_all_ended())
-			finish_run();
+			finish_run(p);
 		v = pick_next(p);
 		if (!v) {
 			idle_start = rdtsc();
