@@ -51,6 +51,7 @@ deps:
 -include guest-stub/mb32/mb32.mk
 -include tests/unit/unit.mk
 -include tests/system/system.mk
+-include tests/fuzz/fuzz.mk
 
 # The README's two commands install what is missing first.
 run: deps
