@@ -12,6 +12,7 @@ struct pmu_backend_ops {
 	void (*programmed)(struct vcpu *v);
 	/* Before a guest read of a counter: make the vPMU's values current. */
 	void (*sync)(struct vcpu *v);
+	/* Around every guest run (optional: the arch backend's counters need no help there). */
 	void (*before_entry)(struct vcpu *v);
 	void (*after_exit)(struct vcpu *v);
 	void (*switch_in)(struct vcpu *v);

@@ -19,17 +19,39 @@ const char *const pmu_event_names[] = {
 /* LLC references, LLC misses and branch mispredicts: no backend here counts them exactly. */
 #define EBX_NEVER_AVAILABLE	((1u << 3) | (1u << 4) | (1u << 6))
 
+/* Why the arch backend cannot run on this machine; NULL when it can. */
+static const char *arch_unusable(void)
+{
+	if (!pmu_hw.works)
+		return pmu_hw.why_not;
+	/* SDM Vol. 3B 20.2.2: version 2 brings IA32_PERF_GLOBAL_CTRL, which VM entry and exit switch. */
+	if (pmu_hw.version < 2)
+		return "its version 1 has no IA32_PERF_GLOBAL_CTRL to switch at VM entry and exit";
+	/* backend_arch.c sign-extends from the counter width and from bit 31 of legacy writes. */
+	if (pmu_hw.gp_width < 32 || pmu_hw.gp_width > 64 ||
+	    (pmu_hw.num_fixed && (pmu_hw.fixed_width < 32 || pmu_hw.fixed_width > 64)))
+		return "its counters are not 32 to 64 bits wide";
+	return (const char *)0;
+}
+
 void pmu_init(enum pmu_choice choice)
 {
+	const char *why_not = arch_unusable();
+
 	if (choice == PMU_CHOICE_OFF) {
 		pmu_backend = PMU_BACKEND_OFF;
 		printk("perfvisor: pmu: off (guests see no PMU)\n");
 		return;
 	}
-	if (choice == PMU_CHOICE_ARCH && !pmu_hw.works)
-		printk("perfvisor: pmu=arch asked for, but %s: using the soft backend\n",
-		       pmu_hw.why_not);
-	/* The arch backend is not wired in yet: every choice that counts uses the soft one. */
+	if (choice != PMU_CHOICE_SOFT && !why_not) {
+		pmu_backend = PMU_BACKEND_ARCH;
+		ops = &pmu_arch_ops;
+		printk("perfvisor: pmu: %s backend (guest counters run on the physical ones)\n",
+		       ops->name);
+		return;
+	}
+	if (choice == PMU_CHOICE_ARCH)
+		printk("perfvisor: pmu=arch asked for, but %s: using the soft backend\n", why_not);
 	pmu_backend = PMU_BACKEND_SOFT;
 	ops = &pmu_soft_ops;
 	printk("perfvisor: pmu: %s backend (exact instructions and branches by single-stepping, "
@@ -46,6 +68,17 @@ void pmu_domain_init(struct pmu_domain *pd, uint64_t allow, int acct)
 	c->num_fixed = 3;
 	c->width = 48;
 	c->unavailable = EBX_NEVER_AVAILABLE;
+	if (pmu_backend == PMU_BACKEND_ARCH) {
+		/*
+		 * Guest counter i is physical counter i: show no more counters than the hardware
+		 * has, and no event it lacks among the 7 of CPUID.0AH:EBX (SDM Vol. 3B 20.2.1.2).
+		 */
+		if (pmu_hw.num_gp < c->num_gp)
+			c->num_gp = pmu_hw.num_gp;
+		if (pmu_hw.num_fixed < c->num_fixed)
+			c->num_fixed = pmu_hw.num_fixed;
+		c->unavailable |= pmu_hw.unavailable_events & 0x7F;
+	}
 	for (unsigned ev = 0; ev < VPMU_EV_COUNT; ev++)
 		if (!(allow & (1ull << ev)))
 			c->unavailable |= vpmu_event_ebx_bit[ev];
@@ -107,13 +140,13 @@ void pmu_cpuid(struct vcpu *v, uint32_t *eax, uint32_t *ebx, uint32_t *ecx, uint
 
 void pmu_before_entry(struct vcpu *v)
 {
-	if (ops)
+	if (ops && ops->before_entry)
 		ops->before_entry(v);
 }
 
 void pmu_after_exit(struct vcpu *v)
 {
-	if (ops)
+	if (ops && ops->after_exit)
 		ops->after_exit(v);
 }
 

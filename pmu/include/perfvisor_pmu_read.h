@@ -1,0 +1,183 @@
+/* Guest side of the paravirtual counters: thread Sum/Start at switches, the exit-free read. */
+#ifndef PERFVISOR_PMU_READ_H
+#define PERFVISOR_PMU_READ_H
+
+#include <stdint.h>
+
+#include "pmu/include/perfvisor_pmu.h"
+
+/*
+ * Widths (seed 003, 4.2.1). A physical counter is `width` bits (area->width: 48, or 40 on older
+ * CPUs) and wraps to 0 after 2^width - 1; the TSC is 64 bits. Every value of the physical kind
+ * (Phys, Start_vcpu, Phys*, Start*_thread) is therefore a number modulo 2^width, and so is every
+ * difference of two of them: the reader reduces each difference with pv_wrap(). A difference
+ * taken that way is exact as long as fewer than 2^width events separate its two ends, however the
+ * counter wrapped in between. Only Sum_thread is a true 64-bit count: it adds such differences.
+ *
+ * Sign extension (pv_sext) is the signed 64-bit view of a width-bit value. Extending both ends
+ * and subtracting in 64 bits is NOT enough (0x7fff_ffff_fff0 to 0x8000_0000_0010 would jump by
+ * 2^64 - 2^48): wrap the difference instead. The signed view is for i-mode counters, which start
+ * at minus their sampling period and have overflowed once they are no longer negative.
+ */
+
+/* A thread's values: the PV_PMU_COUNTERS counters, then the TSC. */
+#define PV_TSC		PV_PMU_COUNTERS
+#define PV_NVALUES	(PV_PMU_COUNTERS + 1)
+
+/*
+ * Fields the hypervisor or the guest kernel may change between two instructions of a reader:
+ * each is loaded once, whole; the retry loops below decide whether the loads fit together.
+ */
+#define PV_LOAD(p)	__atomic_load_n((p), __ATOMIC_RELAXED)
+
+/* v modulo 2^width (width 1..64). */
+static inline uint64_t pv_wrap(uint64_t v, unsigned width)
+{
+	return width >= 64 ? v : v & ((1ull << width) - 1);
+}
+
+/* The low width bits of v as a signed number (width 1..63): bit width-1 is the sign. */
+static inline int64_t pv_sext(uint64_t v, unsigned width)
+{
+	uint64_t sign = 1ull << (width - 1);
+
+	return (int64_t)(pv_wrap(v, width) ^ sign) - (int64_t)sign;
+}
+
+/* How a reader executes the two instructions it needs (callbacks, so tests can script them). */
+struct pv_read_ops {
+	uint64_t (*rdpmc)(void *ctx, uint32_t index);	/* not called with PV_FLAG_SOFT_PHYS */
+	uint64_t (*rdtsc)(void *ctx);
+	void *ctx;
+};
+
+/* A thread's state, kept by the guest kernel, readable by the thread (seed 003, figure 4). */
+struct pv_thread_counts {
+	uint64_t sum[PV_NVALUES];	/* Sum_thread: its events up to its last suspension */
+	uint64_t start[PV_NVALUES];	/* Start*_thread: Phys* right after its last resumption */
+	uint32_t mask;			/* bit i: value i counts in a-mode (PV_TSC always) */
+	int smp_id;			/* the VCPU it last resumed on: its page of the area */
+};
+
+/* VCPU k's page of the shared area whose first page is at base. */
+static inline const struct pv_vcpu_area *pv_area(const void *base, int k)
+{
+	return (const struct pv_vcpu_area *)((const char *)base + (long)k * PV_PMU_AREA_STRIDE);
+}
+
+static inline const struct pv_counter *pv_counter_of(const struct pv_vcpu_area *a, unsigned i)
+{
+	return i == PV_TSC ? &a->tsc : &a->ctr[i];
+}
+
+static inline unsigned pv_width(const struct pv_vcpu_area *a, unsigned i)
+{
+	return i == PV_TSC ? 64 : PV_LOAD(&a->width);
+}
+
+/* Phys of value i now: RDTSC, the hypervisor's soft counter, or RDPMC. */
+static inline uint64_t pv_phys(const struct pv_vcpu_area *a, unsigned i,
+			       const struct pv_read_ops *ops)
+{
+	if (i == PV_TSC)
+		return ops->rdtsc(ops->ctx);
+	if (PV_LOAD(&a->flags) & PV_FLAG_SOFT_PHYS)
+		return PV_LOAD(&a->soft_phys[i]);
+	return ops->rdpmc(ops->ctx, PV_LOAD(&a->rdpmc_index[i]));
+}
+
+/* Phys* = Sum_vcpu + (Phys - Start_vcpu), modulo 2^width (seed 003, equation 3). */
+static inline uint64_t pv_phys_star(const struct pv_vcpu_area *a, unsigned i, uint64_t phys)
+{
+	const struct pv_counter *c = pv_counter_of(a, i);
+
+	return pv_wrap(PV_LOAD(&c->sum_vcpu) + phys - PV_LOAD(&c->start_vcpu), pv_width(a, i));
+}
+
+/* Log = Sum_thread + (Phys* - Start*_thread), a 64-bit count (seed 003, equation 2). */
+static inline uint64_t pv_log(const struct pv_thread_counts *t, const struct pv_vcpu_area *a,
+			      unsigned i, uint64_t phys_star)
+{
+	return PV_LOAD(&t->sum[i]) + pv_wrap(phys_star - PV_LOAD(&t->start[i]), pv_width(a, i));
+}
+
+/*
+ * Phys* of the values in mask, all from one stretch of the VCPU on one PCPU. The hypervisor
+ * resamples tsc.start_vcpu whenever it resumes the VCPU (and on every RESUME): if it changed,
+ * the VCPU was descheduled or moved in the middle, and Phys may not match Sum/Start_vcpu.
+ */
+static inline void pv_sample(const struct pv_vcpu_area *a, uint32_t mask,
+			     const struct pv_read_ops *ops, uint64_t star[PV_NVALUES])
+{
+	uint64_t seq;
+
+	do {
+		seq = __atomic_load_n(&a->tsc.start_vcpu, __ATOMIC_ACQUIRE);
+		for (uint32_t m = mask; m; m &= m - 1) {
+			unsigned i = __builtin_ctz(m);
+
+			star[i] = pv_phys_star(a, i, pv_phys(a, i, ops));
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (PV_LOAD(&a->tsc.start_vcpu) != seq);
+}
+
+/*
+ * Guest kernel, switching the thread in on VCPU smp_id right after HC_PMU_RESUME returned (or
+ * in place of it, the control being unchanged): Start*_thread = Phys* now. Sampled after the
+ * call, this excludes the call's own events after the hypervisor's sample (seed 003,
+ * equation 4). A new measurement starts from a zeroed struct.
+ */
+static inline void pv_thread_resume(struct pv_thread_counts *t, const void *areas, int smp_id,
+				    const struct pv_read_ops *ops)
+{
+	const struct pv_vcpu_area *a = pv_area(areas, smp_id);
+	uint32_t n = PV_LOAD(&a->active.ncounters);
+
+	t->smp_id = smp_id;
+	t->mask = (((1u << n) - 1) & ~PV_LOAD(&a->active.imode_mask)) | 1u << PV_TSC;
+	pv_sample(a, t->mask, ops, t->start);
+}
+
+/* Guest kernel, switching the thread out: Sum_thread += Phys* - Start*_thread. */
+static inline void pv_thread_suspend(struct pv_thread_counts *t, const void *areas,
+				     const struct pv_read_ops *ops)
+{
+	const struct pv_vcpu_area *a = pv_area(areas, t->smp_id);
+	uint64_t star[PV_NVALUES];
+
+	pv_sample(a, t->mask, ops, star);
+	for (uint32_t m = t->mask; m; m &= m - 1) {
+		unsigned i = __builtin_ctz(m);
+
+		t->sum[i] = pv_log(t, a, i, star[i]);
+	}
+}
+
+/*
+ * The thread itself, in user mode, with no VM exit: log[i] = its count of value i so far (0 for
+ * values it does not count in a-mode). Optimistic (seed 003, 4.2.3): if the guest kernel
+ * switched the thread out and in meanwhile (Start*_thread of the TSC changed) or moved it to
+ * another VCPU (smp_id changed), the loads do not fit together: read again.
+ */
+static inline void pv_read(const struct pv_thread_counts *t, const void *areas,
+			   const struct pv_read_ops *ops, uint64_t log[PV_NVALUES])
+{
+	uint64_t star[PV_NVALUES], seq;
+	const struct pv_vcpu_area *a;
+	uint32_t mask;
+	int id;
+
+	do {
+		id = __atomic_load_n(&t->smp_id, __ATOMIC_ACQUIRE);
+		seq = __atomic_load_n(&t->start[PV_TSC], __ATOMIC_ACQUIRE);
+		mask = PV_LOAD(&t->mask);
+		a = pv_area(areas, id);
+		pv_sample(a, mask, ops, star);
+		for (unsigned i = 0; i < PV_NVALUES; i++)
+			log[i] = mask >> i & 1 ? pv_log(t, a, i, star[i]) : 0;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (PV_LOAD(&t->smp_id) != id || PV_LOAD(&t->start[PV_TSC]) != seq);
+}
+
+#endif
