@@ -1,4 +1,4 @@
-# Builds every guest-stub/NAME.c into build/guest/NAME.elf, linked with the runtime and newlib.
+# Builds every guest-stub/NAME.c into build/guest/NAME.elf with the runtime, the kernel and newlib.
 
 GUEST_CC := gcc
 GUEST_OUT := build/guest
@@ -22,18 +22,28 @@ GUEST_NAMES := $(basename $(notdir $(wildcard guest-stub/*.c)))
 GUEST_ELFS := $(GUEST_NAMES:%=$(GUEST_OUT)/%.elf)
 GUEST_RT_OBJS := $(patsubst guest-stub/%,$(GUEST_OUT)/obj/%.o, \
 	$(wildcard guest-stub/rt/*.S guest-stub/rt/*.c))
+# The mini-kernel is an archive: a guest links only the parts it calls (none unless it calls
+# kernel_init), so plain guests stay as they were.
+GUEST_KERNEL_LIB := $(GUEST_OUT)/libkernel.a
+GUEST_KERNEL_OBJS := $(patsubst guest-stub/%,$(GUEST_OUT)/obj/%.o, \
+	$(wildcard guest-stub/kernel/*.S guest-stub/kernel/*.c))
 # Objects rebuild when the newlib build or these flags change.
 GUEST_OBJ_DEPS := $(GUEST_NEWLIB_STAMP) guest-stub/guest.mk
 
 # Made through pattern rules only: without this make deletes them as intermediates.
-.SECONDARY: $(GUEST_NAMES:%=$(GUEST_OUT)/obj/%.c.o) $(GUEST_RT_OBJS)
+.SECONDARY: $(GUEST_NAMES:%=$(GUEST_OUT)/obj/%.c.o) $(GUEST_RT_OBJS) $(GUEST_KERNEL_OBJS)
 
 .PHONY: guests
 guests: $(GUEST_ELFS)
 
-$(GUEST_OUT)/%.elf: $(GUEST_OUT)/obj/%.c.o $(GUEST_RT_OBJS) guest-stub/guest.ld
+$(GUEST_OUT)/%.elf: $(GUEST_OUT)/obj/%.c.o $(GUEST_RT_OBJS) $(GUEST_KERNEL_LIB) guest-stub/guest.ld
 	@echo "  LD      $@"
-	@$(GUEST_CC) $(GUEST_LDFLAGS) -o $@ $(GUEST_RT_OBJS) $< $(GUEST_LIBS)
+	@$(GUEST_CC) $(GUEST_LDFLAGS) -o $@ $(GUEST_RT_OBJS) $< $(GUEST_KERNEL_LIB) $(GUEST_LIBS)
+
+$(GUEST_KERNEL_LIB): $(GUEST_KERNEL_OBJS)
+	@echo "  AR      $@"
+	@rm -f $@
+	@ar rcs $@ $^
 
 $(GUEST_OUT)/obj/%.c.o: guest-stub/%.c $(GUEST_OBJ_DEPS)
 	@mkdir -p $(@D)
@@ -50,4 +60,4 @@ $(GUEST_NEWLIB_STAMP): scripts/deps.sh
 	@bash scripts/deps.sh
 	@touch $@
 
--include $(wildcard $(GUEST_OUT)/obj/*.d $(GUEST_OUT)/obj/rt/*.d)
+-include $(wildcard $(GUEST_OUT)/obj/*.d $(GUEST_OUT)/obj/rt/*.d $(GUEST_OUT)/obj/kernel/*.d)

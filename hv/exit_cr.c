@@ -28,8 +28,8 @@ static bool load_pdptes(struct vcpu *v, uint64_t cr3)
 /* MOV to CR0 (SDM Vol. 2A MOV-Control Registers; Vol. 3A 9.8.5 for the switch to IA-32e mode). */
 static bool emulate_cr0_write(struct vcpu *v, uint64_t val)
 {
-	uint64_t old = vmread(VMCS_CR0_SHADOW), efer = vmread(VMCS_GUEST_EFER);
-	uint64_t cr4 = vmread(VMCS_CR4_SHADOW), fixed0 = vmx_caps.cr0_fixed0;
+	uint64_t old = vcpu_guest_cr0(), efer = vmread(VMCS_GUEST_EFER);
+	uint64_t cr4 = vcpu_guest_cr4(), fixed0 = vmx_caps.cr0_fixed0;
 	uint64_t entry = vmread(VMCS_ENTRY_CTLS);
 
 	if ((val >> 32) || ((val & CR0_PG) && !(val & CR0_PE)) || ((val & CR0_NW) && !(val & CR0_CD)))

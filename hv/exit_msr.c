@@ -77,7 +77,7 @@ static bool msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
 		return true;
 	case MSR_EFER: {
 		uint64_t old = vmread(VMCS_GUEST_EFER);
-		bool paging = vmread(VMCS_CR0_SHADOW) & (1ull << 31);
+		bool paging = vcpu_guest_cr0() & (1ull << 31);
 
 		/* SDM Vol. 4 table 2-2: reserved bits #GP; LME cannot change while paging is on. */
 		if (val & ~(EFER_SCE | MSR_EFER_LME | MSR_EFER_LMA | EFER_NXE))

@@ -10,7 +10,7 @@ void exit_rdpmc(struct vcpu *v, uint64_t qual)
 	uint64_t val;
 
 	(void)qual;
-	if (pmu_rdpmc(v, (uint32_t)v->gpr[GPR_RCX], vmread(VMCS_CR4_SHADOW) & CR4_PCE, &val) !=
+	if (pmu_rdpmc(v, (uint32_t)v->gpr[GPR_RCX], vcpu_guest_cr4() & CR4_PCE, &val) !=
 	    VPMU_OK) {
 		vcpu_inject_gp(v);
 		return;

@@ -24,11 +24,8 @@ static bool write_gpa(void *ctx, uint64_t gpa, const void *buf, size_t len)
 
 static void walk_context(struct vcpu *v, struct gpt_cpu *c, uint64_t pdptes[4])
 {
-	/* The guest's own view of CR0/CR4 is the read shadow for the bits the host owns. */
-	uint64_t cr0_mask = vmread(VMCS_CR0_MASK), cr4_mask = vmread(VMCS_CR4_MASK);
-
-	c->cr0 = (vmread(VMCS_GUEST_CR0) & ~cr0_mask) | (vmread(VMCS_CR0_SHADOW) & cr0_mask);
-	c->cr4 = (vmread(VMCS_GUEST_CR4) & ~cr4_mask) | (vmread(VMCS_CR4_SHADOW) & cr4_mask);
+	c->cr0 = vcpu_guest_cr0();
+	c->cr4 = vcpu_guest_cr4();
 	c->cr3 = vmread(VMCS_GUEST_CR3);
 	c->efer = vmread(VMCS_GUEST_EFER);
 	c->cpl = vcpu_cpl();

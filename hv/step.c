@@ -35,7 +35,7 @@ static bool idt_handler(struct vcpu *v, uint8_t vector, uint64_t *la)
 	struct gpt_result res;
 	uint8_t g[16];
 
-	if (!(vmread(VMCS_CR0_SHADOW) & 1)) {
+	if (!(vcpu_guest_cr0() & 1)) {
 		uint16_t ivt[2];
 
 		if (guest_read(v, ivt, base + vector * 4u, 4, GPT_READ, &res) != GPT_OK)

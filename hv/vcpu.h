@@ -108,6 +108,9 @@ static inline void vcpu_inject_ud(struct vcpu *v)
 	vcpu_inject_exception(v, 6, false, 0);
 }
 unsigned vcpu_cpl(void);
+/* CR0 and CR4 as the guest sees them (its own bits, and the shadow of the host-owned ones). */
+uint64_t vcpu_guest_cr0(void);
+uint64_t vcpu_guest_cr4(void);
 /* First-instruction states, written into the current VMCS. */
 void vcpu_start_long_mode(struct vcpu *v, uint64_t rip, uint64_t cr3, uint64_t gdt);
 void vcpu_start_protected32(struct vcpu *v, uint32_t eip, uint64_t gdt);

@@ -128,8 +128,8 @@ void vcpu_dump(struct vcpu *v, const char *why)
 	v->gpr[GPR_RSP] = vmread(VMCS_GUEST_RSP);
 	printk("[%s] vcpu %u: %s\n", v->dom->cfg.name, v->id, why);
 	printk("  rip %016lx rflags %08lx cr0 %08lx cr3 %016lx cr4 %08lx efer %lx cpl %u\n",
-	       vmread(VMCS_GUEST_RIP), vmread(VMCS_GUEST_RFLAGS), vmread(VMCS_CR0_SHADOW),
-	       vmread(VMCS_GUEST_CR3), vmread(VMCS_CR4_SHADOW), vmread(VMCS_GUEST_EFER),
+	       vmread(VMCS_GUEST_RIP), vmread(VMCS_GUEST_RFLAGS), vcpu_guest_cr0(),
+	       vmread(VMCS_GUEST_CR3), vcpu_guest_cr4(), vmread(VMCS_GUEST_EFER),
 	       vcpu_cpl());
 	for (unsigned i = 0; i < 16; i += 4)
 		printk("  %-3s %016lx %-3s %016lx %-3s %016lx %-3s %016lx\n", names[i], v->gpr[i],

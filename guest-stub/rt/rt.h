@@ -1,7 +1,9 @@
-/* Guest runtime API: port I/O, TSC, MSR, PMC and CPUID access, and leaving the guest. */
+/* Guest runtime API: port I/O, TSC, MSR, PMC and CPUID access, IDT, fw_cfg, leaving the guest. */
 #ifndef GUEST_STUB_RT_RT_H
 #define GUEST_STUB_RT_RT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct rt_cpuid_regs {
@@ -89,6 +91,20 @@ static inline struct rt_cpuid_regs rt_cpuid(uint32_t leaf, uint32_t subleaf)
 			 : "a"(leaf), "c"(subleaf));
 	return r;
 }
+
+/*
+ * The IDT has 256 gates; the runtime fills the 32 exception vectors with handlers that report
+ * the fault and end the guest. A guest kernel adds its own interrupt gates: DPL 3 lets user
+ * code reach the gate with INT n. rt_idt_load() loads the IDT on another CPU.
+ */
+void rt_idt_set_gate(uint8_t vector, void (*entry)(void), unsigned dpl);
+void rt_idt_load(void);
+
+/* Turns SSE on and resets the x87/SSE state: every CPU runs this once before using floats. */
+void rt_fpu_init(void);
+
+/* Reads fw_cfg item key (little-endian integers); false when there is no fw_cfg device. */
+bool rt_fwcfg_read(uint16_t key, void *buf, size_t len);
 
 /*
  * Flushes stdout and stderr, waits for the UART to send everything, then leaves the

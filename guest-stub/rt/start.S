@@ -174,6 +174,13 @@ _start64:
 	xorl	%eax, %eax
 	rep stosb
 
+	call	rt_fpu_init
+	movq	%rbx, %rdi
+	call	rt_start		/* does not return */
+
+/* void rt_fpu_init(void): clobbers RAX only. */
+	.globl	rt_fpu_init
+rt_fpu_init:
 	/* SDM vol. 3A, "Initialization of the SSE Extensions": EM=0, MP=1, OSFXSR, OSXMMEXCPT. */
 	movq	%cr0, %rax
 	andq	$~(CR0_EM + CR0_TS), %rax
@@ -184,9 +191,7 @@ _start64:
 	movq	%rax, %cr4
 	fninit
 	ldmxcsr	mxcsr_default(%rip)
-
-	movq	%rbx, %rdi
-	call	rt_start		/* does not return */
+	ret
 
 /*
  * One stub per exception vector: pushes a 0 where the CPU pushes no error code, then the

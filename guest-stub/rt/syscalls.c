@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "guest-stub/rt/internal.h"
+#include "guest-stub/rt/spinlock.h"
 
 /* End of the image, from guest.ld. */
 extern char __image_end[];
@@ -44,13 +45,25 @@ static int is_console(int fd)
 	return fd >= 0 && fd <= 2;
 }
 
+/*
+ * One write comes out in one piece even when several VCPUs print: a printf line is one
+ * write. Interrupts stay masked while the lock is held, so no thread is preempted inside.
+ */
+static struct rt_spinlock console_lock;
+
 int write(int fd, const void *buf, size_t len)
 {
+	uint64_t flags;
+
 	if (!is_console(fd)) {
 		errno = EBADF;
 		return -1;
 	}
+	flags = rt_irq_save();
+	rt_spin_lock(&console_lock);
 	rt_console_write(buf, len);
+	rt_spin_unlock(&console_lock);
+	rt_irq_restore(flags);
 	return (int)len;
 }
 

@@ -1,13 +1,16 @@
-/* Exceptions: an IDT whose every entry reports the fault on the console and ends with code 3. */
+/* The IDT: exceptions report the fault on the console and end with code 3; kernels add gates. */
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "guest-stub/rt/internal.h"
+#include "guest-stub/rt/rt.h"
 
 #define TRAP_VECTORS	32
+#define IDT_VECTORS	256
 #define TRAP_EXIT_CODE	3
 #define SEL_CODE64	0x08	/* as in start.S */
 #define GATE_INTERRUPT	0x8E	/* present, DPL 0, 64-bit interrupt gate */
+#define GATE_DPL_SHIFT	5
 
 /* What start.S's stubs and the CPU leave on the stack. */
 struct rt_trap_frame {
@@ -38,24 +41,35 @@ struct idt_ptr {
 
 extern const uint64_t rt_trap_stubs[TRAP_VECTORS];
 
-static struct idt_gate idt[TRAP_VECTORS] __attribute__((aligned(16)));
+/* Gates that are not filled in are not present: such a vector raises #NP, a reported fault. */
+static struct idt_gate idt[IDT_VECTORS] __attribute__((aligned(16)));
 
-void rt_trap_init(void)
+/* Interrupt gates clear RFLAGS.IF, so handlers start with interrupts masked. */
+void rt_idt_set_gate(uint8_t vector, void (*entry)(void), unsigned dpl)
+{
+	uint64_t addr = (uintptr_t)entry;
+
+	idt[vector] = (struct idt_gate){
+		.offset_low = (uint16_t)addr,
+		.selector = SEL_CODE64,
+		.type = (uint8_t)(GATE_INTERRUPT | (dpl & 3) << GATE_DPL_SHIFT),
+		.offset_mid = (uint16_t)(addr >> 16),
+		.offset_high = (uint32_t)(addr >> 32),
+	};
+}
+
+void rt_idt_load(void)
 {
 	struct idt_ptr ptr = { .limit = sizeof(idt) - 1, .base = (uintptr_t)idt };
 
-	for (int v = 0; v < TRAP_VECTORS; v++) {
-		uint64_t addr = rt_trap_stubs[v];
-
-		idt[v] = (struct idt_gate){
-			.offset_low = (uint16_t)addr,
-			.selector = SEL_CODE64,
-			.type = GATE_INTERRUPT,
-			.offset_mid = (uint16_t)(addr >> 16),
-			.offset_high = (uint32_t)(addr >> 32),
-		};
-	}
 	__asm__ volatile("lidt %0" : : "m"(ptr));
+}
+
+void rt_trap_init(void)
+{
+	for (int v = 0; v < TRAP_VECTORS; v++)
+		rt_idt_set_gate((uint8_t)v, (void (*)(void))rt_trap_stubs[v], 0);
+	rt_idt_load();
 }
 
 /* Formats without stdio: the fault may have hit inside it, or broken the FPU state it uses. */

@@ -1,0 +1,133 @@
+/* The local xAPIC: enabling it, EOI, IPIs, and the periodic timer that drives preemption. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "guest-stub/kernel/internal.h"
+#include "guest-stub/rt/rt.h"
+
+/* Register offsets from the MMIO base (SDM Vol. 3A, "Local APIC Register Address Map"). */
+#define APIC_BASE	0xFEE00000u
+#define APIC_ID		0x020
+#define APIC_TPR	0x080
+#define APIC_EOI	0x0B0
+#define APIC_SPIV	0x0F0
+#define APIC_ICR_LO	0x300
+#define APIC_ICR_HI	0x310
+#define APIC_LVT_TIMER	0x320
+#define APIC_TIMER_ICR	0x380
+#define APIC_TIMER_CCR	0x390
+#define APIC_TIMER_DCR	0x3E0
+
+#define SPIV_ENABLE	(1u << 8)
+#define ICR_FIXED	0x000
+#define ICR_BUSY	(1u << 12)	/* delivery status: the previous IPI is not sent yet */
+#define ICR_ASSERT	(1u << 14)
+#define LVT_MASKED	(1u << 16)
+#define LVT_PERIODIC	(1u << 17)
+#define DCR_DIVIDE_1	0xB
+
+#define HV_LEAF		0x40000000u
+#define CAL_TSC_TICKS	10000000ull	/* ~3 ms at 3 GHz */
+
+/* Timer ticks per TSC tick, 32.32 fixed point; 1:1 under perfvisor. */
+static uint64_t timer_per_tsc = 1ull << 32;
+
+/* Plain 32-bit loads and stores: the only accesses the xAPIC page takes. */
+static uint32_t apic_read(unsigned reg)
+{
+	return *(volatile uint32_t *)(uintptr_t)(APIC_BASE + reg);
+}
+
+static void apic_write(unsigned reg, uint32_t val)
+{
+	*(volatile uint32_t *)(uintptr_t)(APIC_BASE + reg) = val;
+}
+
+unsigned kapic_id(void)
+{
+	return apic_read(APIC_ID) >> 24;
+}
+
+#define PIC1_DATA	0x21
+#define PIC2_DATA	0xA1
+
+/*
+ * The legacy 8259 PICs: the firmware leaves them on, and their interrupts (the PIT's on
+ * vector 8 after a BIOS) reach the BSP through LINT0. Masking every line keeps them out;
+ * perfvisor has no PIC and ignores these writes.
+ */
+void pic_mask_all(void)
+{
+	rt_outb(PIC1_DATA, 0xFF);
+	rt_outb(PIC2_DATA, 0xFF);
+}
+
+/* SDM Vol. 3A, "Spurious-Interrupt Vector Register": software-enables the APIC. */
+void apic_cpu_init(void)
+{
+	apic_write(APIC_TPR, 0);
+	apic_write(APIC_SPIV, SPIV_ENABLE | SPURIOUS_VECTOR);
+}
+
+void apic_eoi(void)
+{
+	apic_write(APIC_EOI, 0);
+}
+
+/* SDM Vol. 3A, "Interrupt Command Register": the destination first, the low word sends. */
+void apic_send(unsigned apic_id, uint32_t icr_low)
+{
+	while (apic_read(APIC_ICR_LO) & ICR_BUSY)
+		cpu_relax();
+	apic_write(APIC_ICR_HI, apic_id << 24);
+	apic_write(APIC_ICR_LO, icr_low);
+}
+
+void kapic_send_ipi(unsigned cpu, uint8_t vector)
+{
+	apic_send(cpu, ICR_ASSERT | ICR_FIXED | vector);
+}
+
+static bool under_perfvisor(void)
+{
+	struct rt_cpuid_regs r = rt_cpuid(HV_LEAF, 0);
+	char sig[12];
+
+	memcpy(sig, &r.ebx, 4);
+	memcpy(sig + 4, &r.ecx, 4);
+	memcpy(sig + 8, &r.edx, 4);
+	return memcmp(sig, "perfvisor", 10) == 0;
+}
+
+/*
+ * Quanta are given in TSC ticks. perfvisor clocks the APIC timer with the VCPU's TSC; on
+ * other platforms the timer counts a bus clock of its own, so count it against the TSC once.
+ */
+void apic_timer_calibrate(void)
+{
+	uint64_t start;
+	uint32_t elapsed;
+
+	if (under_perfvisor())
+		return;
+	apic_write(APIC_TIMER_DCR, DCR_DIVIDE_1);
+	apic_write(APIC_LVT_TIMER, LVT_MASKED);
+	apic_write(APIC_TIMER_ICR, UINT32_MAX);
+	start = rt_rdtsc();
+	while (rt_rdtsc() - start < CAL_TSC_TICKS)
+		cpu_relax();
+	elapsed = UINT32_MAX - apic_read(APIC_TIMER_CCR);
+	apic_write(APIC_TIMER_ICR, 0);
+	timer_per_tsc = ((uint64_t)elapsed << 32) / CAL_TSC_TICKS;
+}
+
+/* SDM Vol. 3A, "APIC Timer": periodic mode reloads the initial count at every expiry. */
+void apic_timer_start(uint64_t tsc_ticks)
+{
+	uint64_t count = (uint64_t)(((unsigned __int128)tsc_ticks * timer_per_tsc) >> 32);
+
+	apic_write(APIC_TIMER_DCR, DCR_DIVIDE_1);
+	apic_write(APIC_LVT_TIMER, LVT_PERIODIC | TIMER_VECTOR);
+	apic_write(APIC_TIMER_ICR, count ? (count > UINT32_MAX ? UINT32_MAX : (uint32_t)count) : 1);
+}

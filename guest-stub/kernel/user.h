@@ -1,0 +1,87 @@
+/* The system-call ABI (INT 0x80) and the small library threads call the kernel through. */
+#ifndef GUEST_STUB_KERNEL_USER_H
+#define GUEST_STUB_KERNEL_USER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * INT 0x80, number in RAX, arguments in RDI, RSI, RDX, result in RAX (negative: an error);
+ * every other register is preserved. The gate has DPL 3 so user threads (CPL 3) may use it;
+ * kernel threads may as well. INT rather than SYSCALL: the CPU switches to the thread's
+ * kernel stack itself (TSS.RSP0) and pushes the same frame as for an interrupt.
+ */
+#define SYSCALL_VECTOR	0x80
+
+enum syscall_nr {
+	SYS_WRITE,	/* (const char *buf, size_t len) -> len, printed in one piece */
+	SYS_YIELD,	/* () -> 0: to the back of this VCPU's run queue */
+	SYS_EXIT,	/* (int code): ends the calling thread; kthread_join() gets code */
+	SYS_VCPU,	/* () -> the VCPU the caller runs on */
+	SYS_SELF,	/* () -> the caller's struct kthread_uinfo */
+};
+
+#define SYS_ENOSYS	38
+
+/*
+ * What a thread can read about itself, from user mode too, without a system call; the
+ * kernel updates it each time it switches the thread in. smp_id is perfctr-xen's field
+ * (seed 003, 4.2.3): a library indexes per-VCPU data with it.
+ */
+struct kthread_uinfo {
+	uint32_t tid;
+	uint32_t smp_id;	/* the VCPU the thread last resumed on */
+	uint64_t vcpu_mask;	/* bit n: it has run on VCPU n */
+	uint64_t resumes;	/* how many times it was switched in */
+};
+
+static inline long syscall3(long nr, long a, long b, long c)
+{
+	long ret;
+
+	__asm__ volatile("int $0x80" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c) : "memory");
+	return ret;
+}
+
+static inline long sys_write(const char *buf, size_t len)
+{
+	return syscall3(SYS_WRITE, (long)buf, (long)len, 0);
+}
+
+static inline void sys_yield(void)
+{
+	syscall3(SYS_YIELD, 0, 0, 0);
+}
+
+static inline __attribute__((noreturn)) void sys_exit(int code)
+{
+	syscall3(SYS_EXIT, code, 0, 0);
+	__builtin_unreachable();
+}
+
+static inline unsigned sys_vcpu(void)
+{
+	return (unsigned)syscall3(SYS_VCPU, 0, 0, 0);
+}
+
+static inline const volatile struct kthread_uinfo *sys_self(void)
+{
+	return (const volatile struct kthread_uinfo *)syscall3(SYS_SELF, 0, 0, 0);
+}
+
+/* The privilege level the caller runs at: 0 in kernel threads, 3 in user threads. */
+static inline unsigned current_cpl(void)
+{
+	uint16_t cs;
+
+	__asm__ volatile("mov %%cs, %0" : "=r"(cs));
+	return cs & 3;
+}
+
+/*
+ * printf for threads of either ring: formats into a buffer and prints it with one
+ * SYS_WRITE. Integers and strings only: newlib formats floats with shared state and malloc.
+ */
+int uprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif
