@@ -49,6 +49,9 @@ void exit_vmcall(struct vcpu *v, uint64_t qual)
 	case HC_VCPU_ID:
 		ret = v->id;
 		break;
+	case HC_VCPU_EXITS:
+		ret = (int64_t)(v->total_exits - v->step.exits);
+		break;
 	case HC_DOMAIN_EXIT:
 		dom_exit(v->dom, (int)v->gpr[GPR_RDI]);
 		return;

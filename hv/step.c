@@ -216,5 +216,6 @@ bool step_handle_db(struct vcpu *v, uint64_t qual)
 		return false;
 	}
 	s->insn_valid = false;
+	s->exits++;
 	return true;
 }

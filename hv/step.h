@@ -25,7 +25,8 @@ struct vcpu_step {
 	uint64_t insn_rip;
 	enum step_bp bp;
 	bool bp_error_code;	/* STEP_BP_EVENT: the event pushes an error code */
-	uint64_t steps;		/* #DB exits taken for stepping */
+	uint64_t steps;		/* instructions retired by single steps */
+	uint64_t exits;		/* #DB exits that were the stepping's own */
 };
 
 /* Before every VM entry: start, keep or stop stepping and classify the next instruction. */

@@ -11,7 +11,8 @@
 #define HC_YIELD		1	/* () -> 0; gives up the rest of the slice */
 #define HC_VCPU_ID		2	/* () -> this VCPU's index in its domain */
 #define HC_DOMAIN_EXIT		3	/* (int code) -> does not return */
-#define HC_BASE_COUNT		4
+#define HC_VCPU_EXITS		4	/* () -> this VCPU's VM exits so far, this one included,
+					 * not counting the soft PMU's single-step exits */
 
 /* Hypercalls of the paravirtual PMU start here (pmu/include/perfvisor_pmu.h). */
 #define HC_PMU_BASE		0x100
