@@ -13,6 +13,7 @@
 #define HC_DOMAIN_EXIT		3	/* (int code) -> does not return */
 #define HC_VCPU_EXITS		4	/* () -> this VCPU's VM exits so far, this one included,
 					 * not counting the soft PMU's single-step exits */
+#define HC_BASE_COUNT		5	/* the first number that is not a base hypercall */
 
 /* Hypercalls of the paravirtual PMU start here (pmu/include/perfvisor_pmu.h). */
 #define HC_PMU_BASE		0x100
