@@ -2,6 +2,7 @@
 """Runs the system tests of tests/system/tests.cfg and judges their serial logs."""
 
 import argparse
+import inspect
 import os
 import re
 import shlex
@@ -12,12 +13,17 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import checks
+
 SCENARIOS = "tests/scenarios"
 ISO_DIR = "build/iso"
 LOG_DIR = "build/test-logs"
 EMULATORS = ("bochs", "qemu", "kvm")
 # Statuses scripts/run-emu.sh gives when there is no verdict line.
 NO_VERDICT = {124: "timeout", 125: "no verdict line, emulator ended", 130: "interrupted"}
+# VERDICT 'none': a kernel booted without perfvisor; the emulator must end by itself.
+ENDED_BY_ITSELF = 125
+CHECK_CALL = re.compile(r"@([A-Za-z_]\w*)\((.*)\)")
 
 
 class Test:
@@ -32,9 +38,11 @@ class Test:
         if self.emu not in EMULATORS:
             raise ValueError(f"{where}: emulator '{self.emu}' is not one of {EMULATORS}")
         try:
-            self.cpus, self.timeout, self.verdict = int(cpus), int(timeout), int(verdict)
+            self.cpus, self.timeout = int(cpus), int(timeout)
+            self.verdict = None if verdict == "none" else int(verdict)
         except ValueError:
-            raise ValueError(f"{where}: CPUS, TIMEOUT and VERDICT must be numbers") from None
+            raise ValueError(f"{where}: CPUS and TIMEOUT must be numbers, VERDICT a number "
+                             "or 'none'") from None
         how, _, scenario = boot.partition("=")
         if how not in ("iso", "kernel") or not scenario:
             raise ValueError(f"{where}: BOOT must be iso=SCENARIO or kernel=SCENARIO")
@@ -44,10 +52,23 @@ class Test:
         self.scenario = os.path.join(SCENARIOS, scenario)
         stem = os.path.splitext(os.path.basename(scenario))[0]
         self.iso = os.path.join(ISO_DIR, stem + ".iso")
-        self.must, self.must_not = [], []
+        self.must, self.must_not, self.calls = [], [], []
         for check in words[6:]:
+            call = CHECK_CALL.fullmatch(check)
+            if call:
+                func = getattr(checks, call.group(1), None)
+                if not callable(func) or call.group(1).startswith("_"):
+                    raise ValueError(f"{where}: no check '{call.group(1)}' in checks.py")
+                args = [a.strip() for a in call.group(2).split(",")] if call.group(2) else []
+                try:
+                    inspect.signature(func).bind([], *args)
+                except TypeError as err:
+                    raise ValueError(f"{where}: {check}: {err}") from None
+                self.calls.append((check, func, args))
+                continue
             if check[:1] not in "+-" or len(check) < 2:
-                raise ValueError(f"{where}: check '{check}' must be +REGEX or -REGEX")
+                raise ValueError(f"{where}: check '{check}' must be +REGEX, -REGEX or "
+                                 "@CHECK(ARG,...)")
             try:
                 regex = re.compile(check[1:])
             except re.error as err:
@@ -109,7 +130,12 @@ def run_one(test):
                                 timeout=test.timeout + 60).returncode
 
     reasons = []
-    if status in NO_VERDICT:
+    if test.verdict is None:
+        if status != ENDED_BY_ITSELF:
+            why = NO_VERDICT.get(status, f"a 'perfvisor: EXIT' line (status {status})")
+            reasons.append(f"{why}, expected the emulator to end by itself without one; "
+                           f"see {test.log}/run-emu.txt")
+    elif status in NO_VERDICT:
         reasons.append(f"{NO_VERDICT[status]} (no 'perfvisor: EXIT' line), expected verdict "
                        f"{test.verdict}; see {test.log}/run-emu.txt")
     elif status != test.verdict:
@@ -130,6 +156,12 @@ def run_one(test):
         hits = [line for line in lines if regex.search(line)]
         if hits:
             reasons.append(f"unwanted: {regex.pattern} (line: {hits[0]})")
+    for check, func, args in test.calls:
+        passed, measured = func(lines, *args)
+        with open(os.path.join(test.log, "checks.txt"), "a", encoding="utf-8") as out:
+            print(f"{check}: {'ok' if passed else 'FAILED'}: {measured}", file=out)
+        if not passed:
+            reasons.append(f"{check}: {measured}")
     return reasons
 
 

@@ -1,0 +1,31 @@
+"""Numeric checks of a serial log that a regex cannot judge, named in tests.cfg as @NAME(ARG,...).
+
+Each takes the log's lines and the row's arguments (strings) and returns (passed, what it
+measured): run.py prints the measurement when the check fails and keeps it in checks.txt.
+"""
+
+import re
+
+
+def _one(lines, regex, what):
+    """The number the only line matching regex captures; ValueError if none or several."""
+    hits = [int(m.group(1)) for m in map(re.compile(regex).search, lines) if m]
+    if len(hits) != 1:
+        raise ValueError(f"{len(hits)} lines with {what}, expected one")
+    return hits[0]
+
+
+def tsc_ratio(lines, name, low, high):
+    """Domain NAME's guest printed 'tsc delta D' over its run, and the summary gives the host
+    TSC ticks T the domain ran: D / T must lie in [LOW, HIGH]."""
+    try:
+        delta = _one(lines, rf"^\[{re.escape(name)}\] .*\btsc delta (\d+)$",
+                     f"[{name}] ... tsc delta")
+        wall = _one(lines, rf"^perfvisor:   domain \d+ \({re.escape(name)}\): exit code 0, "
+                    r".* ran (\d+) host TSC ticks$", f"a summary line of {name} exiting 0")
+    except ValueError as err:
+        return False, f"{name}: {err}"
+    ratio = delta / wall if wall else float("inf")
+    return (float(low) <= ratio <= float(high),
+            f"{name}: guest TSC delta {delta} / host ticks {wall} = {ratio:.3f} "
+            f"(want {low}..{high})")
