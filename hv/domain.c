@@ -31,6 +31,7 @@ _Static_assert(DOM_ACCT_GUEST == (int)PMU_ACCT_GUEST && DOM_ACCT_VCPU == (int)PM
 struct domain domains[MAX_DOMAINS];
 unsigned num_domains;
 uint64_t dom_frames_free_at_start;
+static struct spinlock dump_lock;
 
 /* Gives every frame of the domain back: its VCPUs' VMCSs and pages, EPT tables and RAM. */
 static void release(struct domain *d)
@@ -70,10 +71,19 @@ void dom_vcpu_gone(struct vcpu *v)
 		release(d);
 }
 
+/* Module-string messages: printed, and the first one kept as the reason if the domain cannot start. */
 static void report_line(void *ctx, const char *msg)
 {
-	(void)ctx;
+	struct domain *d = ctx;
+	const char *reason = strchr(msg, ')');
+	size_t n = strlen(msg);
+
+	/* dom_config_parse() ends a fatal verdict with "...: not started"; not_started() says it. */
+	if (n > 13 && !strcmp(msg + n - 13, ": not started"))
+		return;
 	printk("perfvisor: %s\n", msg);
+	if (!d->fate[0] && reason && reason[1] == ':')
+		snprintk(d->fate, sizeof(d->fate), "%s", reason + 3);
 }
 
 static void uart_line(void *ctx, const char *line, size_t len)
@@ -86,11 +96,13 @@ static void uart_line(void *ctx, const char *line, size_t len)
 
 static void not_started(struct domain *d, const char *fmt, ...)
 {
+	char why[sizeof(d->fate)];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintk(d->fate, sizeof(d->fate), fmt, ap);
+	vsnprintk(why, sizeof(why), fmt, ap);
 	va_end(ap);
+	memcpy(d->fate, why, sizeof(why));
 	d->state = DOM_NOT_STARTED;
 	release(d);
 	printk("perfvisor: domain %u (%s) not started: %s\n", d->id, d->cfg.name, d->fate);
@@ -151,9 +163,11 @@ static bool create_vcpus(struct domain *d, const struct elf_info *info, uint32_t
 			return false;
 		}
 		d->vcpus[d->nvcpus++] = v;
-		/* A VCPU's TSC starts at 0 unless it shows the host's (tsc=host). */
+		/* A VCPU's TSC starts at 0 unless it shows the host's (tsc=host); building later
+		 * domains is waiting for a PCPU, which its clock must not count. */
 		if (d->cfg.tsc == DOM_TSC_VCPU)
 			v->tsc_offset = -rdtsc();
+		v->desched_tsc = rdtsc();
 		if (i == 0) {
 			v->gpr[GPR_RAX] = MB_LOADER_MAGIC;
 			v->gpr[GPR_RBX] = mbi;
@@ -179,11 +193,12 @@ void dom_create(unsigned index, const void *image, uint64_t image_len, const cha
 
 	d->id = index;
 	num_domains = index + 1;
-	if (dom_config_parse(index, modstr, num_pcpus, pmu_event_names, report_line, (void *)0,
+	if (dom_config_parse(index, modstr, num_pcpus, pmu_event_names, report_line, d,
 			     &d->cfg) == DOM_CFG_FATAL) {
-		not_started(d, "bad module string");
+		not_started(d, "bad module string: %s", d->fate);
 		return;
 	}
+	d->fate[0] = '\0';
 	if (!elf_check(image, image_len, &info, err, sizeof(err))) {
 		not_started(d, "%s", err);
 		return;
@@ -228,7 +243,6 @@ void dom_create(unsigned index, const void *image, uint64_t image_len, const cha
 	if (!create_vcpus(d, &info, mbi) || !place_vcpus(d))
 		return;
 	d->state = DOM_RUNNING;
-	d->start_tsc = rdtsc();
 	printk("perfvisor: domain %u (%s): %s image, %u vcpu%s, %lu MiB, entry 0x%lx\n", d->id,
 	       d->cfg.name, info.is64 ? "ELF64" : "ELF32 multiboot", d->nvcpus,
 	       d->nvcpus > 1 ? "s" : "", d->ram_size >> 20, info.entry);
@@ -261,9 +275,12 @@ void dom_kill(struct domain *d, struct vcpu *v, const char *fmt, ...)
 		vsnprintk(d->fate, sizeof(d->fate), fmt, ap);
 		va_end(ap);
 		dom_uart_flush(d);
+		/* One dump at a time: kills on two PCPUs must not interleave their lines. */
+		spin_lock(&dump_lock);
 		printk("perfvisor: domain %u (%s) killed: %s\n", d->id, d->cfg.name, d->fate);
 		if (v)
 			vcpu_dump(v, d->fate);
+		spin_unlock(&dump_lock);
 		d->end_tsc = rdtsc();
 		__atomic_store_n(&d->state, DOM_KILLED, __ATOMIC_RELEASE);
 	}

@@ -142,6 +142,10 @@ static void switch_in(struct pcpu *p, struct vcpu *v)
 	/* Seed 003, 4.2.5: a VCPU's TSC does not advance while it waits for a PCPU. */
 	if (v->dom->cfg.tsc == DOM_TSC_VCPU && v->desched_tsc)
 		v->tsc_offset -= now - v->desched_tsc;
+	/* A domain's wall time ("ran" in the summary) starts when it first runs. */
+	if (!v->dom->start_tsc)
+		__atomic_compare_exchange_n(&v->dom->start_tsc, &(uint64_t){ 0 }, now, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 	vmwrite(VMCS_TSC_OFFSET, v->tsc_offset);
 	pmu_switch_in(v);
 	if (v->sipi_pending) {
