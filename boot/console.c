@@ -32,11 +32,20 @@ static void wait_lsr(unsigned char bit)
 		cpu_relax();
 }
 
+/* The 16550A's transmit FIFO: once THRE says it is empty, 16 bytes fit without waiting. */
+#define TX_FIFO		16
+
+static unsigned tx_room;
+
 static void con_putc(char c)
 {
 	if (con_sinks & CON_SERIAL) {
-		wait_lsr(LSR_THRE);
+		if (!tx_room) {
+			wait_lsr(LSR_THRE);
+			tx_room = TX_FIFO;
+		}
 		outb(COM1, (unsigned char)c);
+		tx_room--;
 	}
 	if (con_sinks & CON_E9)
 		outb(0xE9, (unsigned char)c);

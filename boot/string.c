@@ -1,22 +1,28 @@
-/* Byte-at-a-time string and memory functions; gcc also emits calls to these for struct copies. */
+/* String and memory functions; memset/memcpy use x86 string instructions (guest RAM is zeroed with them). */
+#include <stdint.h>
+
 #include "boot/string.h"
 
+/* Eight bytes per iteration, then the tail (SDM Vol. 2B REP STOS; DF is clear in the hypervisor). */
 void *memset(void *dst, int c, size_t n)
 {
-	unsigned char *d = dst;
+	uint64_t pattern = 0x0101010101010101ull * (unsigned char)c;
+	void *d = dst;
+	size_t q = n / 8, r = n % 8;
 
-	while (n--)
-		*d++ = (unsigned char)c;
+	__asm__ volatile("rep stosq" : "+D"(d), "+c"(q) : "a"(pattern) : "memory");
+	__asm__ volatile("rep stosb" : "+D"(d), "+c"(r) : "a"(pattern) : "memory");
 	return dst;
 }
 
 void *memcpy(void *dst, const void *src, size_t n)
 {
-	unsigned char *d = dst;
-	const unsigned char *s = src;
+	void *d = dst;
+	const void *s = src;
+	size_t q = n / 8, r = n % 8;
 
-	while (n--)
-		*d++ = *s++;
+	__asm__ volatile("rep movsq" : "+D"(d), "+S"(s), "+c"(q) : : "memory");
+	__asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(r) : : "memory");
 	return dst;
 }
 

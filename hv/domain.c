@@ -12,6 +12,7 @@
 #include "hv/guest_mbi.h"
 #include "hv/pcpu.h"
 #include "hv/sched.h"
+#include "hv/hv.h"
 #include "hv/vcpu.h"
 #include "hv/vmx.h"
 
@@ -56,6 +57,8 @@ void dom_vcpu_gone(struct vcpu *v)
 	bool last;
 
 	s->exits = v->total_exits;
+	s->guest_tsc = v->run_tsc;
+	s->hv_tsc = v->hv_tsc;
 	s->steps = v->step.steps;
 	s->retired = v->pmu.retired;
 	s->hv_ticks = v->pmu.hv_ticks;
@@ -324,12 +327,14 @@ int dom_summary(void)
 	printk("perfvisor: summary of %u domain%s\n", num_domains, num_domains == 1 ? "" : "s");
 	for (unsigned i = 0; i < num_domains; i++) {
 		struct domain *d = &domains[i];
-		uint64_t exits = 0;
+		uint64_t exits = 0, guest = 0, hv = 0;
 		unsigned migrations = 0;
 
 		for (unsigned j = 0; j < d->nvcpus; j++) {
 			exits += d->stats[j].exits;
 			migrations += d->stats[j].migrations;
+			guest += d->stats[j].guest_tsc;
+			hv += d->stats[j].hv_tsc;
 		}
 		if (d->state == DOM_EXITED)
 			printk("perfvisor:   domain %u (%s): exit code %d, %u vcpus, %lu exits, "
@@ -340,6 +345,10 @@ int dom_summary(void)
 			       d->state == DOM_KILLED ? "killed" : "not started", d->fate);
 		if (d->state != DOM_EXITED || d->exit_code)
 			overall = EXIT_DOMAIN_FAILED;
+		if (guest + hv)
+			printk("perfvisor:     time: %lu ticks in the guest, %lu in the hypervisor "
+			       "on its exits (%lu.%02lu%%)\n", guest, hv, hv * 100 / (guest + hv),
+			       hv * 10000 / (guest + hv) % 100);
 		for (unsigned j = 0; j < d->nvcpus; j++) {
 			struct dom_vcpu_stats *s = &d->stats[j];
 
@@ -349,8 +358,15 @@ int dom_summary(void)
 				       j, s->steps, s->retired, s->hv_ticks, s->hv_counted);
 		}
 	}
-	for (unsigned i = 0; i < num_pcpus; i++)
-		printk("perfvisor:   pcpu %u: %lu vcpu switches, %lu migrations in\n", i,
-		       pcpus[i].switches, pcpus[i].migrations_in);
+	for (unsigned i = 0; i < num_pcpus; i++) {
+		struct pcpu *p = &pcpus[i];
+
+		printk("perfvisor:   pcpu %u: %lu vcpu switches (%lu ticks each, PMU %lu), "
+		       "%lu migrations in\n", i, p->switches,
+		       p->switches ? p->switch_tsc / p->switches : 0,
+		       p->switches ? p->switch_pmu_tsc / p->switches : 0, p->migrations_in);
+	}
+	printk("perfvisor:   boot: %lu TSC ticks from the hypervisor's entry to the first guest entry\n",
+	       first_entry_tsc - boot_entry_tsc);
 	return overall;
 }

@@ -2,7 +2,12 @@
 #ifndef PERFVISOR_HV_HV_H
 #define PERFVISOR_HV_HV_H
 
+#include <stdint.h>
+
 struct mb_boot_info;
+
+/* The TSC when boot/entry.S began: the start of the boot-cost figure. */
+extern uint64_t boot_entry_tsc;
 
 __attribute__((noreturn)) void hv_main(const struct mb_boot_info *info);
 

@@ -27,6 +27,7 @@ struct pcpu {
 	struct vcpu *rq[MAX_RUNQ];
 	unsigned rq_len, rq_next;
 	uint64_t switches, migrations_in;
+	uint64_t switch_tsc, switch_pmu_tsc;	/* host TSC in switch_in + switch_out; the PMU's part */
 	uint64_t idle_tsc;		/* host TSC spent with nothing to run */
 };
 

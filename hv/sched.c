@@ -18,6 +18,7 @@ struct sched_options sched_opts = { .slice_us = 10000, .max_cpus = MAX_PCPUS };
 uint64_t tsc_khz;
 
 static volatile int run_finished;
+uint64_t first_entry_tsc;
 
 /* PIT channel 2 gated by port 0x61 (the classic calibration; the PIT runs at 1.193182 MHz). */
 void sched_calibrate_tsc(void)
@@ -129,7 +130,7 @@ static struct vcpu *pick_next(struct pcpu *p)
  */
 static void switch_in(struct pcpu *p, struct vcpu *v)
 {
-	uint64_t now = rdtsc();
+	uint64_t now = rdtsc(), pmu_start;
 	bool moved = v->pcpu_last != p;
 
 	vcpu_load(v);
@@ -147,22 +148,32 @@ static void switch_in(struct pcpu *p, struct vcpu *v)
 		__atomic_compare_exchange_n(&v->dom->start_tsc, &(uint64_t){ 0 }, now, false,
 					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 	vmwrite(VMCS_TSC_OFFSET, v->tsc_offset);
+	pmu_start = rdtsc();
 	pmu_switch_in(v);
+	p->switch_pmu_tsc += rdtsc() - pmu_start;
 	if (v->sipi_pending) {
 		vcpu_start_real_mode(v, v->sipi_vector);
 		v->sipi_pending = false;
 	}
 	p->running = v;
 	p->switches++;
+	if (!first_entry_tsc)
+		__atomic_compare_exchange_n(&first_entry_tsc, &(uint64_t){ 0 }, rdtsc(), false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	p->switch_tsc += rdtsc() - now;
 }
 
 static void switch_out(struct pcpu *p, struct vcpu *v)
 {
+	uint64_t start = rdtsc();
+
 	pmu_switch_out(v);
+	p->switch_pmu_tsc += rdtsc() - start;
 	vcpu_put(v);
 	/* Only a VCPU that wanted to run was kept waiting; a halted one's clock keeps going. */
 	v->desched_tsc = v->state == VCPU_RUNNABLE ? rdtsc() : 0;
 	p->running = (struct vcpu *)0;
+	p->switch_tsc += rdtsc() - start;
 }
 
 static uint64_t rng_state[MAX_PCPUS];

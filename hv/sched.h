@@ -19,6 +19,8 @@ struct sched_options {
 
 extern struct sched_options sched_opts;
 extern uint64_t tsc_khz;
+/* Host TSC when the first VCPU was about to enter its guest (the boot-cost figure). */
+extern uint64_t first_entry_tsc;
 
 /* Measures the TSC rate against the PIT, for slices given in microseconds. */
 void sched_calibrate_tsc(void);

@@ -8,7 +8,11 @@ struct vcpu;
 
 struct pmu_backend_ops {
 	const char *name;
-	/* The guest changed its vPMU programming (a trapped MSR write). */
+	/*
+	 * The guest changed its vPMU programming (a trapped MSR write). The counts were made
+	 * current by sync before the change (pmu_wrmsr does so): the arch backend re-arms from
+	 * the vPMU as it now is, and what its counters saw since the last sync would be lost.
+	 */
 	void (*programmed)(struct vcpu *v);
 	/* Before a guest read of a counter: make the vPMU's values current. */
 	void (*sync)(struct vcpu *v);

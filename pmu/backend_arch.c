@@ -1,4 +1,4 @@
-/* The arch PMU backend: a guest's counters run on the physical ones while its VCPU runs (SDM Vol. 3B ch. 20). */
+/* Arch PMU backend: a guest's counters are physical ones while its VCPU runs (SDM 3B ch. 20). */
 #include <stdbool.h>
 
 #include "hv/vcpu_pmu.h"
@@ -19,10 +19,10 @@
  * count past its range; guest overflow is decided in the fold, from the events counted.
  */
 
-/* Accounting (seed 004): in hybrid mode at-retirement events count as in guest mode, cycles as vcpu. */
+/* Seed 004's hybrid mode: at-retirement events count as in guest mode, the rest as in vcpu mode. */
 #define ARCH_RETIRE_EVENTS	((1u << VPMU_EV_INSTRUCTIONS) | (1u << VPMU_EV_BRANCHES))
 
-/* IA32_PERF_CAPABILITIES.FW_WRITE on this machine: IA32_A_PMCx take full-width writes (SDM 20.2.6). */
+/* IA32_PERF_CAPABILITIES.FW_WRITE here: IA32_A_PMCx take full-width writes (SDM Vol. 3B 20.2.6). */
 static bool arch_fw_write;
 
 /* The probe found these MSRs working: a fault here reads 0 (the unit model counts any). */
@@ -86,7 +86,7 @@ struct arch_ctr {
  * CMASK/INV/EDGE never counting), so both backends count the same things. False: nothing, and
  * the physical counter stays off.
  */
-static bool arch_ctr(struct arch_ctr *c, const struct vpmu *p, unsigned bit)
+static bool arch_view(struct arch_ctr *c, const struct vpmu *p, unsigned bit)
 {
 	uint32_t evs;
 
@@ -108,11 +108,6 @@ static uint64_t arch_distance(const struct arch_ctr *c, unsigned bit)
 	uint64_t room = vpmu_until_overflow(&c->one, c->ev, c->cpl), reach = arch_reach(bit);
 
 	return room < reach ? room : reach;
-}
-
-static uint64_t *arch_value(struct vpmu *p, unsigned bit)
-{
-	return bit < GLOBAL_FIXED_SHIFT ? &p->pmc[bit] : &p->fixed[bit - GLOBAL_FIXED_SHIFT];
 }
 
 static uint64_t arch_guest_ctrs(const struct vpmu *p)
@@ -139,14 +134,15 @@ static void arch_fold(struct vcpu *v)
 			       MSR_IA32_FIXED_CTR0 + bit - GLOBAL_FIXED_SHIFT;
 		uint64_t n;
 
-		if (!arch_ctr(&c, p, bit))
+		if (!arch_view(&c, p, bit))
 			continue;
 		/* Armed at -distance: the events since are the reading's distance above that. */
 		n = arch_sign_extend(arch_rd(msr), arch_width(bit)) + arch_distance(&c, bit);
-		/* vpmu.c wraps at 48 bits, sets GLOBAL_STATUS and says whether the guest gets a PMI. */
+		/* vpmu.c wraps at 48 bits, sets GLOBAL_STATUS, says if the guest gets a PMI. */
 		pmis |= vpmu_count(&c.one, c.ev, n, c.cpl);
-		*arch_value(p, bit) = *arch_value(&c.one, bit);
-		p->global_status |= c.one.global_status;
+		/* The view now differs from p in GLOBAL_CTRL alone. */
+		c.one.global_ctrl = p->global_ctrl;
+		*p = c.one;
 	}
 	pmu_deliver_overflow(v, pmis);
 }
@@ -169,7 +165,7 @@ static void arch_arm(struct vcpu *v)
 		unsigned bit = __builtin_ctzll(ctrs), j = bit - GLOBAL_FIXED_SHIFT;
 		uint64_t start;
 
-		if (!arch_ctr(&c, p, bit)) {
+		if (!arch_view(&c, p, bit)) {
 			if (bit < GLOBAL_FIXED_SHIFT)
 				arch_wr(MSR_IA32_PERFEVTSEL0 + bit, 0);
 			continue;
@@ -284,7 +280,8 @@ static void arch_cpu_init(void)
 	 * IA32_PERF_CAPABILITIES exists with CPUID.01H:ECX.PDCM; a #GP means no full-width writes.
 	 * Every PCPU finds the same before any guest runs.
 	 */
-	arch_fw_write = !pmu_hw_rdmsr(MSR_IA32_PERF_CAPABILITIES, &caps) && (caps & PERF_CAP_FW_WRITE);
+	arch_fw_write = !pmu_hw_rdmsr(MSR_IA32_PERF_CAPABILITIES, &caps) &&
+			(caps & PERF_CAP_FW_WRITE);
 	hv_pmu_host_lvtpc(PMU_HOST_PMI_VECTOR, false);
 }
 

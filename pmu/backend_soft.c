@@ -13,6 +13,9 @@ static uint64_t count_cycles(struct vcpu *v, uint64_t ticks, unsigned cpl)
 {
 	struct vpmu *p = &vcpu_pmu_state(v)->vpmu;
 
+	if (!(vcpu_pmu_state(v)->active & CYCLE_EVENTS))
+		return 0;
+
 	pv_count(v, VPMU_EV_CORE_CYCLES, ticks, cpl);
 	pv_count(v, VPMU_EV_REF_CYCLES, ticks, cpl);
 	return vpmu_count(p, VPMU_EV_CORE_CYCLES, ticks, cpl) |
@@ -25,11 +28,11 @@ static uint64_t count_cycles(struct vcpu *v, uint64_t ticks, unsigned cpl)
  */
 static void soft_programmed(struct vcpu *v)
 {
-	struct vpmu *p = &vcpu_pmu_state(v)->vpmu;
-	uint32_t kernel = vpmu_active(p, 0), user = vpmu_active(p, 3);
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+	uint32_t kernel = vpmu_active(&pv->vpmu, 0), user = vpmu_active(&pv->vpmu, 3);
 
-	vcpu_pmu_set_stepping(v, ((kernel | user | pv_active(v)) & STEP_EVENTS) ||
-				 ((kernel ^ user) & CYCLE_EVENTS));
+	pv->active = kernel | user | pv_active(v);
+	vcpu_pmu_set_stepping(v, (pv->active & STEP_EVENTS) || ((kernel ^ user) & CYCLE_EVENTS));
 }
 
 /* Counts are kept current at every exit: nothing to gather before a read. */
@@ -48,7 +51,7 @@ static void account_hv_time(struct vcpu *v, unsigned cpl)
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 	uint64_t ticks, pmi;
 
-	if (pv->acct == PMU_ACCT_GUEST || !pv->exit_tsc)
+	if (pv->acct == PMU_ACCT_GUEST || !pv->exit_tsc || !pv->active)
 		return;
 	ticks = rdtsc() - pv->exit_tsc;
 	pmi = count_cycles(v, ticks, cpl);
@@ -66,16 +69,22 @@ static void account_hv_time(struct vcpu *v, unsigned cpl)
 static void soft_before_entry(struct vcpu *v)
 {
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
-	unsigned cpl = vcpu_pmu_cpl(v);
+	unsigned cpl;
 	uint64_t until;
 
+	/* Nothing counts: the exit path stays as short as without a PMU. */
+	if (!pv->active)
+		return;
+	cpl = vcpu_pmu_cpl(v);
 	account_hv_time(v, cpl);
 	/* A cycle counter overflows on time: end the run there (skid: one VM exit's latency). */
-	until = vpmu_until_overflow(&pv->vpmu, VPMU_EV_CORE_CYCLES, cpl);
-	if (vpmu_until_overflow(&pv->vpmu, VPMU_EV_REF_CYCLES, cpl) < until)
-		until = vpmu_until_overflow(&pv->vpmu, VPMU_EV_REF_CYCLES, cpl);
-	if (until != UINT64_MAX)
-		vcpu_pmu_limit_run(v, until);
+	if (pv->active & CYCLE_EVENTS) {
+		until = vpmu_until_overflow(&pv->vpmu, VPMU_EV_CORE_CYCLES, cpl);
+		if (vpmu_until_overflow(&pv->vpmu, VPMU_EV_REF_CYCLES, cpl) < until)
+			until = vpmu_until_overflow(&pv->vpmu, VPMU_EV_REF_CYCLES, cpl);
+		if (until != UINT64_MAX)
+			vcpu_pmu_limit_run(v, until);
+	}
 	pv->entry_cpl = cpl;
 	pv->entry_tsc = rdtsc();
 }
@@ -84,6 +93,8 @@ static void soft_after_exit(struct vcpu *v)
 {
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 
+	if (!pv->active)
+		return;
 	pv->exit_tsc = rdtsc();
 	pmu_deliver_overflow(v, count_cycles(v, pv->exit_tsc - pv->entry_tsc, pv->entry_cpl));
 }
@@ -103,7 +114,11 @@ static void soft_switch_out(struct vcpu *v)
 static void soft_retired(struct vcpu *v, const struct soft_insn *insn, unsigned cpl)
 {
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
-	uint64_t pmi = vpmu_count(&pv->vpmu, VPMU_EV_INSTRUCTIONS, 1, cpl);
+	uint64_t pmi;
+
+	if (!(pv->active & STEP_EVENTS))
+		return;
+	pmi = vpmu_count(&pv->vpmu, VPMU_EV_INSTRUCTIONS, 1, cpl);
 
 	pv_count(v, VPMU_EV_INSTRUCTIONS, 1, cpl);
 	if (insn && insn->branch) {

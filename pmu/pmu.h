@@ -52,6 +52,8 @@ struct pmu_vcpu {
 	uint64_t hv_counted;		/* of which an enabled instructions counter took (vcpu mode) */
 	uint64_t retired;		/* guest instructions the soft backend saw retire */
 	unsigned entry_cpl;		/* guest CPL at the last VM entry */
+	uint32_t active;		/* events some counter counts at some ring (enum vpmu_event bits),
+					 * cached when the counters are programmed: the exit path's fast test */
 	enum pmu_acct acct;
 };
 

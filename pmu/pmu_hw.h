@@ -1,4 +1,4 @@
-/* The physical PMU's MSRs as the arch backend reaches them (host unit tests supply a modelled PMU instead). */
+/* The physical PMU's MSRs as the arch backend reaches them (unit tests link a modelled PMU). */
 #ifndef PERFVISOR_PMU_PMU_HW_H
 #define PERFVISOR_PMU_PMU_HW_H
 

@@ -101,25 +101,33 @@ static inline uint64_t pv_log(const struct pv_thread_counts *t, const struct pv_
 	return PV_LOAD(&t->sum[i]) + pv_wrap(phys_star - PV_LOAD(&t->start[i]), pv_width(a, i));
 }
 
+/* Phys* of the values in mask in one pass; whether the loads fit together, the caller checks. */
+static inline void pv_stars(const struct pv_vcpu_area *a, uint32_t mask,
+			    const struct pv_read_ops *ops, uint64_t star[PV_NVALUES])
+{
+	for (; mask; mask &= mask - 1) {
+		unsigned i = __builtin_ctz(mask);
+
+		star[i] = pv_phys_star(a, i, pv_phys(a, i, ops));
+	}
+}
+
 /*
  * Phys* of the values in mask, all from one stretch of the VCPU on one PCPU. The hypervisor
- * resamples tsc.start_vcpu whenever it resumes the VCPU (and on every RESUME): if it changed,
- * the VCPU was descheduled or moved in the middle, and Phys may not match Sum/Start_vcpu.
+ * resamples tsc.start_vcpu whenever it resumes the VCPU and on every RESUME: if it changed
+ * meanwhile, the VCPU was descheduled or moved and Phys may not belong with Sum/Start_vcpu.
  */
 static inline void pv_sample(const struct pv_vcpu_area *a, uint32_t mask,
 			     const struct pv_read_ops *ops, uint64_t star[PV_NVALUES])
 {
-	uint64_t seq;
+	uint64_t vcpu_start;
 
 	do {
-		seq = __atomic_load_n(&a->tsc.start_vcpu, __ATOMIC_ACQUIRE);
-		for (uint32_t m = mask; m; m &= m - 1) {
-			unsigned i = __builtin_ctz(m);
-
-			star[i] = pv_phys_star(a, i, pv_phys(a, i, ops));
-		}
+		vcpu_start = PV_LOAD(&a->tsc.start_vcpu);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while (PV_LOAD(&a->tsc.start_vcpu) != seq);
+		pv_stars(a, mask, ops, star);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (PV_LOAD(&a->tsc.start_vcpu) != vcpu_start);
 }
 
 /*
@@ -156,28 +164,34 @@ static inline void pv_thread_suspend(struct pv_thread_counts *t, const void *are
 
 /*
  * The thread itself, in user mode, with no VM exit: log[i] = its count of value i so far (0 for
- * values it does not count in a-mode). Optimistic (seed 003, 4.2.3): if the guest kernel
- * switched the thread out and in meanwhile (Start*_thread of the TSC changed) or moved it to
- * another VCPU (smp_id changed), the loads do not fit together: read again.
+ * values it does not count in a-mode). Optimistic (seed 003, 4.2.3): read again if meanwhile
+ * the guest kernel moved the thread to another VCPU (smp_id), switched it out and in
+ * (Start*_thread of the TSC), or the hypervisor resumed its VCPU or took a RESUME on it
+ * (tsc.start_vcpu). Each catches what the others miss: a thread moved away leaves its old
+ * VCPU's page alone, a RESUME skipped changes no page, and Start*_thread is the same small
+ * number after any two RESUMEs that took as long.
  */
 static inline void pv_read(const struct pv_thread_counts *t, const void *areas,
 			   const struct pv_read_ops *ops, uint64_t log[PV_NVALUES])
 {
-	uint64_t star[PV_NVALUES], seq;
+	uint64_t star[PV_NVALUES], start, vcpu_start;
 	const struct pv_vcpu_area *a;
 	uint32_t mask;
 	int id;
 
 	do {
-		id = __atomic_load_n(&t->smp_id, __ATOMIC_ACQUIRE);
-		seq = __atomic_load_n(&t->start[PV_TSC], __ATOMIC_ACQUIRE);
+		id = PV_LOAD(&t->smp_id);
+		start = PV_LOAD(&t->start[PV_TSC]);
 		mask = PV_LOAD(&t->mask);
 		a = pv_area(areas, id);
-		pv_sample(a, mask, ops, star);
+		vcpu_start = PV_LOAD(&a->tsc.start_vcpu);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		pv_stars(a, mask, ops, star);
 		for (unsigned i = 0; i < PV_NVALUES; i++)
 			log[i] = mask >> i & 1 ? pv_log(t, a, i, star[i]) : 0;
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while (PV_LOAD(&t->smp_id) != id || PV_LOAD(&t->start[PV_TSC]) != seq);
+	} while (PV_LOAD(&t->smp_id) != id || PV_LOAD(&t->start[PV_TSC]) != start ||
+		 PV_LOAD(&a->tsc.start_vcpu) != vcpu_start);
 }
 
 #endif
