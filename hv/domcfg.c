@@ -67,6 +67,8 @@ enum dom_verdict dom_config_parse(unsigned index, const char *modstr, unsigned n
 		  .fatal = true },
 		{ .name = "events", .kind = CMDLINE_SET, .dest = &cfg->events,
 		  .words = event_names, .fatal = true },
+		{ .name = "timeout", .kind = CMDLINE_UINT, .dest = &cfg->timeout_ms, .min = 1,
+		  .max = 86400000, .fatal = true },
 	};
 	/* A silent first pass finds the name, so that every message can carry it. */
 	struct cmdline_parser p = { .opts = opts, .nopts = 1 };

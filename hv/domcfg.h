@@ -37,6 +37,7 @@ struct dom_config {
 	uint32_t pin[DOM_VCPUS_MAX];	/* PCPU numbers */
 	enum dom_acct acct;		/* default guest */
 	enum dom_tsc tsc;		/* default vcpu */
+	uint64_t timeout_ms;		/* wall time after which the domain is killed; 0: none */
 	uint64_t events;		/* bit i: event_names[i] asked for; default none */
 	char args[DOM_ARGS_MAX];	/* the guest's arguments: everything after "--" */
 };

@@ -230,6 +230,13 @@ static void run_slice(struct vcpu *v)
 
 		if ((int64_t)(rdtsc() - slice_end) >= 0)
 			break;
+		/* timeout=: a runaway domain is stopped, not waited for forever. */
+		if (v->dom->cfg.timeout_ms &&
+		    rdtsc() - v->dom->start_tsc > v->dom->cfg.timeout_ms * tsc_khz) {
+			dom_kill(v->dom, v, "ran longer than its timeout of %lu ms",
+				 v->dom->cfg.timeout_ms);
+			break;
+		}
 		irq_deliver(v);
 		step_before_entry(v);
 		pmu_before_entry(v);

@@ -98,6 +98,12 @@ int64_t pmu_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3])
 	return pv_hypercall(v, nr, args);
 }
 
+void pmu_sync(struct vcpu *v)
+{
+	if (ops)
+		ops->sync(v);
+}
+
 void pmu_reprogrammed(struct vcpu *v)
 {
 	if (ops)
@@ -108,8 +114,7 @@ enum vpmu_result pmu_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val)
 {
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 
-	if (ops)
-		ops->sync(v);
+	pmu_sync(v);
 	return vpmu_rdmsr(&pv->vpmu, msr, val);
 }
 

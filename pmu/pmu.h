@@ -81,6 +81,8 @@ void pmu_switch_out(struct vcpu *v);
 void pmu_retired(struct vcpu *v, const struct soft_insn *insn, unsigned cpl);
 /* The paravirtual PMU's hypercalls (HC_PMU_*). */
 int64_t pmu_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3]);
+/* The backend's live counter values into the vPMU (before PV reads or changes them). */
+void pmu_sync(struct vcpu *v);
 /* The counters' programming changed (a vPMU MSR write or a PV resume/suspend). */
 void pmu_reprogrammed(struct vcpu *v);
 /* A host PMI arrived while v ran (arch backend): fold the overflow into v's vPMU. */

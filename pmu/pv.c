@@ -154,6 +154,8 @@ static int64_t resume(struct vcpu *v, uint64_t ctl_la, uint64_t values_la)
 		return -PV_EFAULT;
 	if (!control_valid(&c))
 		return -PV_EINVAL;
+	/* The i-mode counters are about to change: the backend's live values first. */
+	pmu_sync(v);
 	if (__builtin_memcmp(&c, &a->active, sizeof(c)))
 		a->active_seq++;
 	a->active = c;
@@ -190,6 +192,7 @@ static int64_t isuspend(struct vcpu *v, uint64_t save_la)
 
 	if (!a)
 		return -PV_EINVAL;
+	pmu_sync(v);
 	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
 		values[i] = p->pmc[i];
 	if (!vcpu_pmu_write_guest(v, save_la, values, sizeof(values)))
