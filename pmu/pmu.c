@@ -123,8 +123,7 @@ enum vpmu_result pmu_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 	enum vpmu_result r;
 
-	if (ops)
-		ops->sync(v);
+	pmu_sync(v);
 	r = vpmu_wrmsr(&pv->vpmu, msr, val);
 	if (r == VPMU_OK)
 		pmu_reprogrammed(v);
@@ -133,8 +132,7 @@ enum vpmu_result pmu_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 
 enum vpmu_result pmu_rdpmc(struct vcpu *v, uint32_t ecx, bool pce, uint64_t *val)
 {
-	if (ops)
-		ops->sync(v);
+	pmu_sync(v);
 	return vpmu_rdpmc(&vcpu_pmu_state(v)->vpmu, ecx, vcpu_pmu_cpl(v), pce, val);
 }
 
