@@ -52,15 +52,24 @@ deps:
 -include tests/unit/unit.mk
 -include tests/system/system.mk
 -include tests/fuzz/fuzz.mk
+-include tests/validate/validate.mk
+-include tests/bench/bench.mk
+-include tests/soak/soak.mk
 
 # The README's two commands install what is missing first.
 run: deps
+
+# The layers of make test, each added when its fragment is there.
+TEST_LAYERS := test-unit test-system \
+	$(if $(wildcard tests/fuzz/fuzz.mk),fuzz-smoke) \
+	$(if $(wildcard tests/validate/validate.mk),validate-quick) \
+	$(if $(wildcard tests/bench/bench.mk),bench-check)
 
 # Every layer runs even if an earlier one fails; the status says whether all passed.
 test: deps
 	@$(MAKE) --no-print-directory all
 	@rc=0; \
-	for t in test-unit test-system; do \
+	for t in $(TEST_LAYERS); do \
 		echo "== $$t"; \
 		$(MAKE) --no-print-directory $$t || rc=1; \
 	done; \
