@@ -134,7 +134,9 @@ static bool control_valid(const struct pv_control *c)
 	if (c->ncounters > PV_PMU_COUNTERS || (c->imode_mask >> c->ncounters))
 		return false;
 	for (unsigned i = 0; i < c->ncounters; i++)
-		if ((c->evtsel[i] >> 32) || !(c->evtsel[i] & EVTSEL_EN) ||
+		/* As IA32_PERFEVTSELx: bits 63:32 and AnyThread are reserved below version 3. */
+		if ((c->evtsel[i] >> 32) || (c->evtsel[i] & EVTSEL_ANY) ||
+		    !(c->evtsel[i] & EVTSEL_EN) ||
 		    (c->ireset[i] & ~WIDTH_MASK))
 			return false;
 	return true;

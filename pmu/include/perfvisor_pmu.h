@@ -60,7 +60,7 @@ struct pv_counter {
 /*
  * One VCPU's page, read-only for the guest. A thread on VCPU k reads page k (k from its
  * smp_id) and computes, for counter i (seed 003 4.2.1):
- *   phys  = soft_phys[i] (PV_FLAG_SOFT_PHYS) or RDPMC(rdpmc_index[i]) sign-extended from width
+ *   phys  = soft_phys[i] (PV_FLAG_SOFT_PHYS) or RDPMC(rdpmc_index[i]), a number mod 2^width
  *   phys* = ctr[i].sum_vcpu + (phys - ctr[i].start_vcpu)
  *   log   = sum_thread + (phys* - start*_thread)
  * and the same for the TSC with phys = RDTSC. The read is optimistic: if tsc.start_vcpu or

@@ -12,7 +12,8 @@
  * (Phys, Start_vcpu, Phys*, Start*_thread) is therefore a number modulo 2^width, and so is every
  * difference of two of them: the reader reduces each difference with pv_wrap(). A difference
  * taken that way is exact as long as fewer than 2^width events separate its two ends, however the
- * counter wrapped in between. Only Sum_thread is a true 64-bit count: it adds such differences.
+ * counter wrapped in between. Sum_vcpu (64 bits, not reduced by the hypervisor) only ever enters
+ * Phys*, modulo 2^width; Sum_thread is the true 64-bit count: it adds such differences.
  *
  * Sign extension (pv_sext) is the signed 64-bit view of a width-bit value. Extending both ends
  * and subtracting in 64 bits is NOT enough (0x7fff_ffff_fff0 to 0x8000_0000_0010 would jump by
