@@ -127,6 +127,19 @@ void vcpu_pmu_raise_vector(struct vcpu *v, uint8_t vector)
 	spin_unlock(&v->lock);
 }
 
+void vcpu_pmu_set_rdpmc_exiting(struct vcpu *v, bool on)
+{
+	uint64_t ctls = vmread(VMCS_CPU_CTLS);
+	uint64_t want = on ? ctls | CPU_RDPMC_EXITING : ctls & ~(uint64_t)CPU_RDPMC_EXITING;
+
+	(void)v;
+	/* SDM Vol. 3C 25.6.2: RDPMC exiting may be 0 only where allowed-0 permits it. */
+	if (!on && (vmx_caps.procbased & CPU_RDPMC_EXITING))
+		return;
+	if (want != ctls)
+		vmwrite(VMCS_CPU_CTLS, want);
+}
+
 struct pmu_vcpu *vcpu_pmu_state(struct vcpu *v)
 {
 	return &v->pmu;

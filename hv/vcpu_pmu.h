@@ -33,6 +33,10 @@ unsigned vcpu_pmu_pcpu(struct vcpu *v);
 uint64_t vcpu_pmu_guest_tsc(struct vcpu *v);
 void vcpu_pmu_raise_vector(struct vcpu *v, uint8_t vector);
 
+/* RDPMC from this VCPU traps (trap-and-emulate) or runs on the hardware (paravirtual a-mode
+ * direct reads on the arch backend); only while its VMCS is loaded on this PCPU. */
+void vcpu_pmu_set_rdpmc_exiting(struct vcpu *v, bool on);
+
 /* The VCPU's PMU state. */
 struct pmu_vcpu *vcpu_pmu_state(struct vcpu *v);
 
