@@ -65,9 +65,11 @@ static void write_controls(struct vcpu *v)
 	if (cpuid(0x80000001, 0).edx & (1u << 27))
 		cpu2 |= CPU2_ENABLE_RDTSCP;
 	vmwrite(VMCS_CPU2_CTLS, ctl(c->procbased2, cpu2));
+	/* DR7 and DEBUGCTL are guest state: the stepper's breakpoints (hv/step.c) live in them. */
 	vmwrite(VMCS_EXIT_CTLS, ctl(c->exit, EXIT_HOST_ADDR_SPACE_SIZE | EXIT_ACK_INTR_ON_EXIT |
-				    EXIT_SAVE_EFER | EXIT_LOAD_EFER | EXIT_SAVE_PAT | EXIT_LOAD_PAT));
-	vmwrite(VMCS_ENTRY_CTLS, ctl(c->entry, ENTRY_LOAD_EFER | ENTRY_LOAD_PAT));
+				    EXIT_SAVE_EFER | EXIT_LOAD_EFER | EXIT_SAVE_PAT | EXIT_LOAD_PAT |
+				    EXIT_SAVE_DEBUG));
+	vmwrite(VMCS_ENTRY_CTLS, ctl(c->entry, ENTRY_LOAD_EFER | ENTRY_LOAD_PAT | ENTRY_LOAD_DEBUG));
 	vmwrite(VMCS_EXCEPTION_BITMAP, 0);
 	vmwrite(VMCS_PF_ERR_MASK, 0);
 	vmwrite(VMCS_PF_ERR_MATCH, 0);

@@ -29,3 +29,22 @@ def tsc_ratio(lines, name, low, high):
     return (float(low) <= ratio <= float(high),
             f"{name}: guest TSC delta {delta} / host ticks {wall} = {ratio:.3f} "
             f"(want {low}..{high})")
+
+
+def vcpu_acct(lines, guest, vcpu):
+    """Domains GUEST (acct=guest) and VCPU (acct=vcpu) ran the same counted loop: VCPU's count
+    must exceed GUEST's by exactly the hypervisor ticks the summary says vcpu mode counted."""
+    def measured(name):
+        return _one(lines, rf'^\[{re.escape(name)}\] \{{"event": "instructions-fixed0", '
+                    r'"measured": (\d+),', f"[{name}] instructions-fixed0 JSON")
+    try:
+        base, more = measured(guest), measured(vcpu)
+        at = next(i for i, line in enumerate(lines)
+                  if re.search(rf"^perfvisor:   domain \d+ \({re.escape(vcpu)}\):", line))
+        block = lines[at + 1:at + 4]  # the domain's own lines under its summary line
+        counted = _one(block, r"\((\d+) counted as vcpu-mode instructions\)",
+                       f"a pmu line under {vcpu}'s summary")
+    except (ValueError, StopIteration) as err:
+        return False, f"{vcpu}: {err or 'no summary line'}"
+    return (counted > 0 and more - base == counted,
+            f"{vcpu} {more} - {guest} {base} = {more - base}, summary counted {counted}")
