@@ -223,11 +223,10 @@ static uint32_t preemption_value(struct vcpu *v, uint64_t slice_end)
 static void run_slice(struct vcpu *v)
 {
 	uint64_t slice_end = rdtsc() + sched_opts.slice_us * tsc_khz / 1000;
+	uint64_t t_entry, t_exit = 0;
 
 	v->resched = false;
 	while (v->state == VCPU_RUNNABLE && v->dom->state == DOM_RUNNING && !v->resched) {
-		uint64_t t_entry, t_exit;
-
 		if ((int64_t)(rdtsc() - slice_end) >= 0)
 			break;
 		/* timeout=: a runaway domain is stopped, not waited for forever. */
@@ -242,6 +241,9 @@ static void run_slice(struct vcpu *v)
 		pmu_before_entry(v);
 		vmwrite(VMCS_PREEMPTION_TIMER, preemption_value(v, slice_end));
 		t_entry = rdtsc();
+		/* The hypervisor's time for this VCPU: from each exit up to the next entry. */
+		if (t_exit)
+			v->hv_tsc += t_entry - t_exit;
 		if (!vmx_enter(v)) {
 			dom_kill(v->dom, v, "VM entry failed");
 			break;
@@ -250,8 +252,9 @@ static void run_slice(struct vcpu *v)
 		pmu_after_exit(v);
 		v->run_tsc += t_exit - t_entry;
 		vmexit_handle(v);
-		v->hv_tsc += rdtsc() - t_exit;
 	}
+	if (t_exit)
+		v->hv_tsc += rdtsc() - t_exit;
 }
 
 /* Every domain has ended: let the PCPUs hand back their VCPUs, then the summary and leak check. */

@@ -32,7 +32,8 @@ static void soft_programmed(struct vcpu *v)
 	uint32_t kernel = vpmu_active(&pv->vpmu, 0), user = vpmu_active(&pv->vpmu, 3);
 
 	pv->active = kernel | user | pv_active(v);
-	vcpu_pmu_set_stepping(v, (pv->active & STEP_EVENTS) || ((kernel ^ user) & CYCLE_EVENTS));
+	pv->stepping = (pv->active & STEP_EVENTS) || ((kernel ^ user) & CYCLE_EVENTS);
+	vcpu_pmu_set_stepping(v, pv->stepping);
 }
 
 /* Counts are kept current at every exit: nothing to gather before a read. */
@@ -99,10 +100,13 @@ static void soft_after_exit(struct vcpu *v)
 	pmu_deliver_overflow(v, count_cycles(v, pv->exit_tsc - pv->entry_tsc, pv->entry_cpl));
 }
 
+/* The counters' programming is the VCPU's own: what programmed() derived still holds. */
 static void soft_switch_in(struct vcpu *v)
 {
-	vcpu_pmu_state(v)->exit_tsc = 0;
-	soft_programmed(v);
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+
+	pv->exit_tsc = 0;
+	vcpu_pmu_set_stepping(v, pv->stepping);
 }
 
 /* Time waiting for a PCPU is nobody's work: the vcpu-mode span ends at the switch. */

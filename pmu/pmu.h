@@ -54,6 +54,7 @@ struct pmu_vcpu {
 	unsigned entry_cpl;		/* guest CPL at the last VM entry */
 	uint32_t active;		/* events some counter counts at some ring (enum vpmu_event bits),
 					 * cached when the counters are programmed: the exit path's fast test */
+	bool stepping;			/* the soft backend single-steps this VCPU (cached likewise) */
 	enum pmu_acct acct;
 };
 
