@@ -13,10 +13,14 @@ static bool read_gpa(void *ctx, uint64_t gpa, void *buf, size_t len)
 	return p;
 }
 
+/* Writes on the guest's behalf obey what the guest itself may write: never its read-only PMU pages. */
 static bool write_gpa(void *ctx, uint64_t gpa, const void *buf, size_t len)
 {
-	void *p = dom_gpa_to_hva(ctx, gpa, len);
+	struct domain *d = ctx;
+	void *p = dom_gpa_to_hva(d, gpa, len);
 
+	if (gpa < d->ro_end && gpa + len > d->ro_start)
+		return false;
 	if (p)
 		memcpy(p, buf, len);
 	return p;

@@ -104,6 +104,8 @@ void *vcpu_pmu_map_area(struct vcpu *v, uint64_t gpa, unsigned nvcpus, const cha
 		*why = "out of memory for EPT tables";
 		return (void *)0;
 	}
+	d->ro_start = gpa;
+	d->ro_end = gpa + len;
 	__atomic_fetch_add(&d->ept_gen, 1, __ATOMIC_RELEASE);
 	invept_single(d->eptp);
 	v->ept_gen = d->ept_gen;

@@ -27,6 +27,12 @@ struct pmu_backend_ops {
 	void (*host_pmi)(struct vcpu *v);
 	/* Per-PCPU hardware set-up. */
 	void (*cpu_init)(void);
+	/*
+	 * Paravirtual a-mode counter i is physical GP counter i (seed 003 4.2.1): its value now, a
+	 * number modulo 2^width, while v is loaded here. NULL: no counter registers; pv.c keeps
+	 * soft ones that the backend advances through pv_count().
+	 */
+	uint64_t (*pv_phys)(struct vcpu *v, unsigned i);
 };
 
 extern const struct pmu_backend_ops pmu_soft_ops;

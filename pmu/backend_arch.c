@@ -7,6 +7,7 @@
 #include "pmu/pmu_hw.h"
 #include "pmu/pmu_msr.h"
 #include "pmu/pmu_probe.h"
+#include "pmu/pv.h"
 
 /*
  * Guest counter i is physical counter i, fixed counter j physical fixed counter j (pmu_domain_init
@@ -17,6 +18,14 @@
  * guest's count now (seed 003, 4.2.1: extend from the physical width, keep the difference). Every
  * physical counter interrupts on overflow, so a host PMI folds and re-arms before a counter can
  * count past its range; guest overflow is decided in the fold, from the events counted.
+ *
+ * Paravirtual a-mode counters are physical counters too (seed 003 4.2.1): counter i of the
+ * running thread's control (pv_amode) is physical counter i with the thread's event select. It is
+ * never armed, folded, saved or restored: its value runs on, Sum/Start (pv.c) make it per thread,
+ * and guest threads read it with RDPMC, which does not exit while the control has such a counter.
+ * One physical counter cannot serve two users: while counter i is in the VCPU's a-mode set it
+ * belongs to PV, and the vPMU's counter i is not programmed (its value and status stand still,
+ * however the guest programs it; it counts again once a control without it is loaded).
  */
 
 /* Seed 004's hybrid mode: at-retirement events count as in guest mode, the rest as in vcpu mode. */
@@ -82,15 +91,14 @@ struct arch_ctr {
 };
 
 /*
- * What the counter at GLOBAL bit `bit` counts, by vpmu.c's own rules (event, rings, allow-list,
- * CMASK/INV/EDGE never counting), so both backends count the same things. False: nothing, and
- * the physical counter stays off.
+ * What the counter at GLOBAL bit `bit` of c->one counts, by vpmu.c's own rules (event, rings,
+ * allow-list, CMASK/INV/EDGE never counting), so both backends count the same things. False:
+ * nothing, and the physical counter stays off.
  */
-static bool arch_view(struct arch_ctr *c, const struct vpmu *p, unsigned bit)
+static bool arch_classify(struct arch_ctr *c, unsigned bit)
 {
 	uint32_t evs;
 
-	c->one = *p;
 	c->one.global_ctrl = 1ull << bit;
 	c->cpl = 0;
 	evs = vpmu_active(&c->one, 0);
@@ -100,6 +108,13 @@ static bool arch_view(struct arch_ctr *c, const struct vpmu *p, unsigned bit)
 	}
 	c->ev = evs ? (enum vpmu_event)__builtin_ctz(evs) : VPMU_EV_NONE;
 	return evs;
+}
+
+/* The vPMU's counter at GLOBAL bit `bit` seen alone. */
+static bool arch_view(struct arch_ctr *c, const struct vpmu *p, unsigned bit)
+{
+	c->one = *p;
+	return arch_classify(c, bit);
 }
 
 /* Events from arming to the physical overflow: the guest counter's wrap, or the reach if nearer. */
@@ -121,11 +136,19 @@ static void arch_stop(void)
 	arch_wr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
 }
 
+/* The vPMU's counters this backend runs: the guest's, but for PV's a-mode ones. */
+static uint64_t arch_vpmu_ctrs(struct vcpu *v)
+{
+	uint64_t sels[PV_PMU_COUNTERS];
+
+	return arch_guest_ctrs(&vcpu_pmu_state(v)->vpmu) & ~(uint64_t)pv_amode(v, sels);
+}
+
 /* Counting is stopped: fold what each armed counter counted into the vPMU, overflows included. */
 static void arch_fold(struct vcpu *v)
 {
 	struct vpmu *p = &vcpu_pmu_state(v)->vpmu;
-	uint64_t ctrs = arch_guest_ctrs(p), pmis = 0;
+	uint64_t ctrs = arch_vpmu_ctrs(v), pmis = 0;
 	struct arch_ctr c;
 
 	for (; ctrs; ctrs &= ctrs - 1) {
@@ -148,19 +171,37 @@ static void arch_fold(struct vcpu *v)
 }
 
 /*
- * Counting is stopped: arm the physical counters from the vPMU, then say when they count:
- * IA32_PERF_GLOBAL_CTRL is the guest's at VM entry and, at VM exit, by accounting mode: guest 0
- * (counting pauses in the hypervisor), vcpu the guest's (the hypervisor's work on this VCPU counts,
- * at CPL 0 as the hardware sees it), hybrid the guest's cycle counters only. In vcpu and hybrid
- * modes counting restarts now, the last write.
+ * Counting is stopped: program PV's a-mode counters and arm the others from the vPMU, then say
+ * when they count: IA32_PERF_GLOBAL_CTRL is the guest's at VM entry (a-mode counters whatever
+ * the vPMU's GLOBAL_CTRL says) and, at VM exit, by accounting mode: guest 0 (counting pauses in
+ * the hypervisor), vcpu the guest's (the hypervisor's work on this VCPU counts, at CPL 0 as the
+ * hardware sees it), hybrid the guest's cycle counters only. In vcpu and hybrid modes counting
+ * restarts now, the last write. Returns the a-mode counters.
  */
-static void arch_arm(struct vcpu *v)
+static uint32_t arch_arm(struct vcpu *v)
 {
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 	const struct vpmu *p = &pv->vpmu;
-	uint64_t ctrs = arch_guest_ctrs(p), armed = 0, retire = 0, fixed_ctrl = 0, guest, host;
+	uint64_t sels[PV_PMU_COUNTERS], armed = 0, retire = 0, fixed_ctrl = 0, guest, host;
+	uint32_t amode = pv_amode(v, sels);
+	uint64_t ctrs = arch_guest_ctrs(p) & ~(uint64_t)amode;
 	struct arch_ctr c;
 
+	/* No interrupt: readers take differences modulo 2^width, which wraps cannot upset. */
+	for (uint32_t m = amode; m; m &= m - 1) {
+		unsigned i = __builtin_ctz(m);
+
+		c.one = *p;
+		c.one.evtsel[i] = sels[i] & ~EVTSEL_INT;
+		if (!arch_classify(&c, i)) {
+			arch_wr(MSR_IA32_PERFEVTSEL0 + i, 0);
+			continue;
+		}
+		arch_wr(MSR_IA32_PERFEVTSEL0 + i, c.one.evtsel[i]);
+		armed |= 1ull << i;
+		if ((1u << c.ev) & ARCH_RETIRE_EVENTS)
+			retire |= 1ull << i;
+	}
 	for (; ctrs; ctrs &= ctrs - 1) {
 		unsigned bit = __builtin_ctzll(ctrs), j = bit - GLOBAL_FIXED_SHIFT;
 		uint64_t start;
@@ -190,11 +231,12 @@ static void arch_arm(struct vcpu *v)
 	}
 	if (p->cfg->num_fixed)
 		arch_wr(MSR_IA32_FIXED_CTR_CTRL, fixed_ctrl);
-	guest = armed & p->global_ctrl;
+	guest = armed & (p->global_ctrl | amode);
 	host = pv->acct == PMU_ACCT_GUEST ? 0 : pv->acct == PMU_ACCT_VCPU ? guest : guest & ~retire;
 	vcpu_pmu_set_global_ctrl(v, guest, host);
 	if (host)
 		arch_wr(MSR_IA32_PERF_GLOBAL_CTRL, host);
+	return amode;
 }
 
 /* IA32_PERF_GLOBAL_STATUS cleared through IA32_PERF_GLOBAL_OVF_CTRL (SDM Vol. 3B 20.2.2). */
@@ -206,11 +248,14 @@ static void arch_clear_status(void)
 		arch_wr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, status);
 }
 
-/* The guest's programming changed, or its VCPU arrives: the counters hold the vPMU's values. */
+/*
+ * The guest's programming or its PV control changed, or its VCPU arrives: the counters hold the
+ * vPMU's values and the thread's a-mode events, which the guest reads without exits.
+ */
 static void arch_load(struct vcpu *v)
 {
 	arch_stop();
-	arch_arm(v);
+	vcpu_pmu_set_rdpmc_exiting(v, !arch_arm(v));
 }
 
 /* Before a guest read: fold the live counts in; the vPMU's new values need re-arming. */
@@ -244,13 +289,25 @@ static void arch_switch_out(struct vcpu *v)
 static void arch_retired(struct vcpu *v, const struct soft_insn *insn, unsigned cpl)
 {
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+	struct vpmu own;
+	uint64_t pmis;
 
-	if (insn || pv->acct == PMU_ACCT_VCPU ||
-	    !(vpmu_active(&pv->vpmu, cpl) & (1u << VPMU_EV_INSTRUCTIONS)))
+	if (insn || pv->acct == PMU_ACCT_VCPU)
+		return;
+	pv_count(v, VPMU_EV_INSTRUCTIONS, 1, cpl);
+	/* The vPMU counts it in the counters it runs (GLOBAL_CTRL hides the rest for the count). */
+	own = pv->vpmu;
+	own.global_ctrl &= arch_vpmu_ctrs(v);
+	if (!(vpmu_active(&own, cpl) & (1u << VPMU_EV_INSTRUCTIONS)))
 		return;
 	arch_stop();
 	arch_fold(v);
-	pmu_deliver_overflow(v, vpmu_count(&pv->vpmu, VPMU_EV_INSTRUCTIONS, 1, cpl));
+	own = pv->vpmu;
+	own.global_ctrl &= arch_vpmu_ctrs(v);
+	pmis = vpmu_count(&own, VPMU_EV_INSTRUCTIONS, 1, cpl);
+	own.global_ctrl = pv->vpmu.global_ctrl;
+	pv->vpmu = own;
+	pmu_deliver_overflow(v, pmis);
 	arch_arm(v);
 }
 
@@ -285,6 +342,13 @@ static void arch_cpu_init(void)
 	hv_pmu_host_lvtpc(PMU_HOST_PMI_VECTOR, false);
 }
 
+/* a-mode counter i as it runs: IA32_PMCx reads its full width (SDM Vol. 3B 20.2.6). */
+static uint64_t arch_pv_phys(struct vcpu *v, unsigned i)
+{
+	(void)v;
+	return arch_rd(MSR_IA32_PMC0 + i) & arch_mask(i);
+}
+
 const struct pmu_backend_ops pmu_arch_ops = {
 	.name = "arch",
 	.programmed = arch_load,
@@ -294,4 +358,5 @@ const struct pmu_backend_ops pmu_arch_ops = {
 	.retired = arch_retired,
 	.host_pmi = arch_host_pmi,
 	.cpu_init = arch_cpu_init,
+	.pv_phys = arch_pv_phys,
 };

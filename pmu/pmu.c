@@ -40,12 +40,15 @@ void pmu_init(enum pmu_choice choice)
 
 	if (choice == PMU_CHOICE_OFF) {
 		pmu_backend = PMU_BACKEND_OFF;
+		ops = (const struct pmu_backend_ops *)0;
+		pv_init(ops, 0);
 		printk("perfvisor: pmu: off (guests see no PMU)\n");
 		return;
 	}
 	if (choice != PMU_CHOICE_SOFT && !why_not) {
 		pmu_backend = PMU_BACKEND_ARCH;
 		ops = &pmu_arch_ops;
+		pv_init(ops, pmu_hw.gp_width);
 		printk("perfvisor: pmu: %s backend (guest counters run on the physical ones)\n",
 		       ops->name);
 		return;
@@ -54,6 +57,7 @@ void pmu_init(enum pmu_choice choice)
 		printk("perfvisor: pmu=arch asked for, but %s: using the soft backend\n", why_not);
 	pmu_backend = PMU_BACKEND_SOFT;
 	ops = &pmu_soft_ops;
+	pv_init(ops, 0);
 	printk("perfvisor: pmu: %s backend (exact instructions and branches by single-stepping, "
 	       "cycles from the TSC)\n", ops->name);
 }
@@ -132,8 +136,19 @@ enum vpmu_result pmu_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 
 enum vpmu_result pmu_rdpmc(struct vcpu *v, uint32_t ecx, bool pce, uint64_t *val)
 {
+	uint64_t sels[PV_PMU_COUNTERS];
+	enum vpmu_result r;
+
 	pmu_sync(v);
-	return vpmu_rdpmc(&vcpu_pmu_state(v)->vpmu, ecx, vcpu_pmu_cpl(v), pce, val);
+	r = vpmu_rdpmc(&vcpu_pmu_state(v)->vpmu, ecx, vcpu_pmu_cpl(v), pce, val);
+	/*
+	 * A PV a-mode counter reads as the register it is, also where RDPMC exiting cannot be
+	 * cleared (its allowed-0 setting is 1, SDM Vol. 3C A.3.2): direct reads then exit.
+	 */
+	if (r == VPMU_OK && ops && ops->pv_phys && ecx < PV_PMU_COUNTERS &&
+	    (pv_amode(v, sels) >> ecx & 1))
+		*val = ops->pv_phys(v, ecx);
+	return r;
 }
 
 void pmu_cpuid(struct vcpu *v, uint32_t *eax, uint32_t *ebx, uint32_t *ecx, uint32_t *edx)

@@ -1,19 +1,31 @@
 /* perfctr-xen's paravirtual counters: a-mode by Sum/Start offsets, i-mode by save/restore with a virtual interrupt. */
 #include "hv/vcpu_pmu.h"
 #include "pmu/backend.h"
+#include "pmu/include/perfvisor_pmu_read.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_msr.h"
 #include "pmu/pv.h"
 
 #define PV_MAX_PCPUS	8
+/* The vPMU counters i-mode lives in, and the soft physical counters, are 48 bits. */
 #define WIDTH		48
 #define WIDTH_MASK	((1ull << WIDTH) - 1)
 
 /*
- * The soft backend's physical counters, one set per PCPU: like real counters they count for
- * whichever VCPU runs there and are never saved or restored; Sum/Start make them per thread.
+ * Where a-mode counter i's physical value is (seed 003 4.2.1). A backend with counter registers
+ * reads GP counter i, phys_width bits; one without (hw_phys NULL) has pv.c's soft counters, one
+ * set per PCPU: like real counters they count for whichever VCPU runs there and are never saved
+ * or restored; Sum/Start make them per thread. Guests read those from the page.
  */
+static uint64_t (*hw_phys)(struct vcpu *v, unsigned i);
+static unsigned phys_width = WIDTH;
 static uint64_t soft_phys[PV_MAX_PCPUS][PV_PMU_COUNTERS];
+
+void pv_init(const struct pmu_backend_ops *ops, unsigned width)
+{
+	hw_phys = ops ? ops->pv_phys : 0;
+	phys_width = hw_phys ? width : WIDTH;
+}
 
 /* The calling VCPU's own page of the shared area, NULL before HC_PMU_SETUP. */
 static struct pv_vcpu_area *area_of(struct vcpu *v)
@@ -25,20 +37,41 @@ static struct pv_vcpu_area *area_of(struct vcpu *v)
 		      (struct pv_vcpu_area *)0;
 }
 
-/* The a-mode counters of the active control: in use and not interrupt-mode. */
-static uint32_t amode_mask(const struct pv_vcpu_area *a)
+/* The control v runs, as validated (its page's copy is the guest's to read). */
+static struct pv_control *ctl_of(struct vcpu *v)
 {
-	return ((1u << a->active.ncounters) - 1) & ~a->active.imode_mask;
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+
+	return &pv->pd->pv.ctl[pv->id];
+}
+
+/* The a-mode counters of a control: in use and not interrupt-mode. */
+static uint32_t amode_mask(const struct pv_control *c)
+{
+	return ((1u << c->ncounters) - 1) & ~c->imode_mask;
+}
+
+/* What an event select counts at cpl, by the vPMU's rules: nothing if the domain denies it. */
+static int amode_event(struct vcpu *v, uint64_t sel, unsigned cpl)
+{
+	int ev = vpmu_evtsel_event(sel, cpl);
+
+	if (ev != VPMU_EV_NONE &&
+	    (vcpu_pmu_state(v)->vpmu.cfg->unavailable & vpmu_event_ebx_bit[ev]))
+		return VPMU_EV_NONE;
+	return ev;
 }
 
 static uint64_t phys(struct vcpu *v, unsigned i)
 {
-	return soft_phys[vcpu_pmu_pcpu(v)][i];
+	return hw_phys ? hw_phys(v, i) : soft_phys[vcpu_pmu_pcpu(v)][i];
 }
 
-/* Mirrors this PCPU's physical values into the page the guest reads them from. */
+/* Soft counters: mirrors this PCPU's values into the page the guest reads them from. */
 static void publish(struct vcpu *v, struct pv_vcpu_area *a)
 {
+	if (hw_phys)
+		return;
 	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
 		a->soft_phys[i] = phys(v, i);
 }
@@ -49,9 +82,9 @@ void pv_switch_in(struct vcpu *v)
 
 	if (!a)
 		return;
-	/* Start_vcpu = Phys at the (re)start of the VCPU on this PCPU. */
+	/* Start_vcpu = Phys at the (re)start of the VCPU on this PCPU, its control programmed. */
 	a->tsc.start_vcpu = vcpu_pmu_guest_tsc(v);
-	for (uint32_t m = amode_mask(a); m; m &= m - 1)
+	for (uint32_t m = amode_mask(ctl_of(v)); m; m &= m - 1)
 		a->ctr[__builtin_ctz(m)].start_vcpu = phys(v, __builtin_ctz(m));
 	publish(v, a);
 }
@@ -67,27 +100,36 @@ void pv_switch_out(struct vcpu *v)
 		return;
 	/* Sum_vcpu += Phys - Start_vcpu: the thread's events of this stretch of the VCPU. */
 	a->tsc.sum_vcpu += vcpu_pmu_guest_tsc(v) - a->tsc.start_vcpu;
-	for (uint32_t m = amode_mask(a); m; m &= m - 1) {
+	for (uint32_t m = amode_mask(ctl_of(v)); m; m &= m - 1) {
 		unsigned i = __builtin_ctz(m);
 
-		a->ctr[i].sum_vcpu += (phys(v, i) - a->ctr[i].start_vcpu) & WIDTH_MASK;
+		a->ctr[i].sum_vcpu += pv_wrap(phys(v, i) - a->ctr[i].start_vcpu, phys_width);
 	}
 }
 
 void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
 {
 	struct pv_vcpu_area *a = area_of(v);
+	const struct pv_control *c;
 	bool changed = false;
 
 	if (!a)
 		return;
-	for (uint32_t m = amode_mask(a); m; m &= m - 1) {
+	c = ctl_of(v);
+	for (uint32_t m = amode_mask(c); m; m &= m - 1) {
 		unsigned i = __builtin_ctz(m);
 
-		if ((int)vpmu_evtsel_event(a->active.evtsel[i], cpl) == ev) {
+		if (amode_event(v, c->evtsel[i], cpl) != ev)
+			continue;
+		/*
+		 * A counter register cannot take an exact add (a legacy write keeps 32 bits):
+		 * Phys* can, through Sum_vcpu, as if the register had counted them.
+		 */
+		if (hw_phys)
+			a->ctr[i].sum_vcpu += n;
+		else
 			soft_phys[vcpu_pmu_pcpu(v)][i] = (phys(v, i) + n) & WIDTH_MASK;
-			changed = true;
-		}
+		changed = true;
 	}
 	if (changed)
 		publish(v, a);
@@ -95,16 +137,15 @@ void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
 
 uint32_t pv_active(struct vcpu *v)
 {
-	struct pv_vcpu_area *a = area_of(v);
+	const struct pv_control *c;
 	uint32_t events = 0;
 
-	if (!a)
+	if (!area_of(v))
 		return 0;
-	for (uint32_t m = amode_mask(a); m; m &= m - 1) {
-		uint64_t sel = a->active.evtsel[__builtin_ctz(m)];
-
+	c = ctl_of(v);
+	for (uint32_t m = amode_mask(c); m; m &= m - 1) {
 		for (unsigned cpl = 0; cpl <= 3; cpl += 3) {
-			int ev = vpmu_evtsel_event(sel, cpl);
+			int ev = amode_event(v, c->evtsel[__builtin_ctz(m)], cpl);
 
 			if (ev != VPMU_EV_NONE)
 				events |= 1u << ev;
@@ -113,25 +154,46 @@ uint32_t pv_active(struct vcpu *v)
 	return events;
 }
 
-/* i-mode counters live in the VCPU's vPMU general counters: saved and restored on every switch. */
-static void load_imode(struct vcpu *v, const struct pv_control *c, const uint64_t *values)
+uint32_t pv_amode(struct vcpu *v, uint64_t evtsel[PV_PMU_COUNTERS])
+{
+	const struct pv_control *c;
+
+	if (!area_of(v))
+		return 0;
+	c = ctl_of(v);
+	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
+		evtsel[i] = c->evtsel[i];
+	return amode_mask(c);
+}
+
+/*
+ * i-mode counters live in the VCPU's vPMU general counters, saved and restored on every switch:
+ * those of the old control (`old`) go back to the guest's trap-and-emulate use, cleared; the new
+ * control's are loaded. Counters in neither stay the guest's as they are.
+ */
+static void load_imode(struct vcpu *v, uint32_t old, const struct pv_control *c,
+		       const uint64_t *values)
 {
 	struct vpmu *p = &vcpu_pmu_state(v)->vpmu;
 
-	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++) {
-		bool on = i < c->ncounters && (c->imode_mask & (1u << i));
+	for (uint32_t m = old; m; m &= m - 1) {
+		p->evtsel[__builtin_ctz(m)] = 0;
+		p->pmc[__builtin_ctz(m)] = 0;
+	}
+	for (uint32_t m = c->imode_mask; m; m &= m - 1) {
+		unsigned i = __builtin_ctz(m);
 
-		p->evtsel[i] = on ? c->evtsel[i] | EVTSEL_INT : 0;
-		p->pmc[i] = on ? (values ? values[i] : c->ireset[i]) & WIDTH_MASK : 0;
-		if (on)
-			p->global_ctrl |= 1ull << i;
+		p->evtsel[i] = c->evtsel[i] | EVTSEL_INT;
+		p->pmc[i] = (values ? values[i] : c->ireset[i]) & WIDTH_MASK;
+		p->global_ctrl |= 1ull << i;
 	}
 }
 
-/* A control the hardware would take: valid count, masks and event selects. */
-static bool control_valid(const struct pv_control *c)
+/* A control the hardware would take, on counters the VCPU has (on the arch backend, real ones). */
+static bool control_valid(struct vcpu *v, const struct pv_control *c)
 {
-	if (c->ncounters > PV_PMU_COUNTERS || (c->imode_mask >> c->ncounters))
+	if (c->ncounters > PV_PMU_COUNTERS || c->ncounters > vcpu_pmu_state(v)->vpmu.cfg->num_gp ||
+	    (c->imode_mask >> c->ncounters))
 		return false;
 	for (unsigned i = 0; i < c->ncounters; i++)
 		/* As IA32_PERFEVTSELx: bits 63:32 and AnyThread are reserved below version 3. */
@@ -147,29 +209,33 @@ static int64_t resume(struct vcpu *v, uint64_t ctl_la, uint64_t values_la)
 {
 	struct pv_vcpu_area *a = area_of(v);
 	uint64_t values[PV_PMU_COUNTERS];
-	struct pv_control c;
+	struct pv_control c, *ctl;
+	uint32_t old;
 
 	if (!a)
 		return -PV_EINVAL;
 	if (!vcpu_pmu_read_guest(v, &c, ctl_la, sizeof(c)) ||
 	    (values_la && !vcpu_pmu_read_guest(v, values, values_la, sizeof(values))))
 		return -PV_EFAULT;
-	if (!control_valid(&c))
+	if (!control_valid(v, &c))
 		return -PV_EINVAL;
-	/* The i-mode counters are about to change: the backend's live values first. */
+	/* The counters are about to change: the backend's live values first, by the old control. */
 	pmu_sync(v);
-	if (__builtin_memcmp(&c, &a->active, sizeof(c)))
+	ctl = ctl_of(v);
+	if (__builtin_memcmp(&c, ctl, sizeof(c)))
 		a->active_seq++;
+	old = ctl->imode_mask;
+	*ctl = c;
 	a->active = c;
 	a->resumes++;
-	load_imode(v, &c, values_la ? values : (const uint64_t *)0);
+	load_imode(v, old, &c, values_la ? values : (const uint64_t *)0);
 	pmu_reprogrammed(v);
-	/* Sum_vcpu = 0, Start_vcpu = Phys: the thread's own count restarts from here. */
+	/* Sum_vcpu = 0, Start_vcpu = Phys (programmed): the thread's own count restarts here. */
 	a->tsc.sum_vcpu = 0;
 	a->tsc.start_vcpu = vcpu_pmu_guest_tsc(v);
 	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++) {
 		a->ctr[i].sum_vcpu = 0;
-		a->ctr[i].start_vcpu = phys(v, i);
+		a->ctr[i].start_vcpu = amode_mask(&c) >> i & 1 ? phys(v, i) : 0;
 	}
 	publish(v, a);
 	return 0;
@@ -184,24 +250,37 @@ static int64_t take_pending(struct pv_vcpu_area *a)
 	return pending;
 }
 
-/* HC_PMU_ISUSPEND: the i-mode counters stop, their values go back to the thread, with the
- * overflows it has not been told of yet (the guest marks the thread pending). */
+/*
+ * HC_PMU_ISUSPEND: the i-mode counters stop, their values go back to the thread, with the
+ * overflows it has not been told of yet (the guest marks the thread pending). They stay the
+ * control's, stopped, until the next RESUME: counting in a-mode instead would count for nobody.
+ */
 static int64_t isuspend(struct vcpu *v, uint64_t save_la)
 {
-	struct pv_vcpu_area *a = area_of(v);
+	struct pv_vcpu_area *a = area_of(v), before;
 	struct vpmu *p = &vcpu_pmu_state(v)->vpmu;
 	uint64_t values[PV_PMU_COUNTERS];
+	struct pv_control *ctl;
 
 	if (!a)
 		return -PV_EINVAL;
 	pmu_sync(v);
 	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
 		values[i] = p->pmc[i];
+	/*
+	 * The hypervisor's write does not check that the guest may write there: aimed at the
+	 * VCPU's own page, read-only to the guest, it is undone and fails as the guest's would.
+	 */
+	before = *a;
 	if (!vcpu_pmu_write_guest(v, save_la, values, sizeof(values)))
 		return -PV_EFAULT;
-	for (uint32_t m = a->active.imode_mask; m; m &= m - 1)
+	if (__builtin_memcmp(a, &before, sizeof(before))) {
+		*a = before;
+		return -PV_EFAULT;
+	}
+	ctl = ctl_of(v);
+	for (uint32_t m = ctl->imode_mask; m; m &= m - 1)
 		p->evtsel[__builtin_ctz(m)] = 0;
-	a->active.imode_mask = 0;
 	pmu_reprogrammed(v);
 	return take_pending(a);
 }
@@ -213,7 +292,7 @@ static int64_t setup(struct vcpu *v, uint64_t gpa, uint64_t nvcpus)
 	const char *why;
 	struct pv_vcpu_area *base;
 
-	if (d->area || nvcpus > 64)
+	if (d->area || nvcpus > PV_MAX_VCPUS)
 		return -PV_EINVAL;
 	base = vcpu_pmu_map_area(v, gpa, (unsigned)nvcpus, &why);
 	if (!base)
@@ -222,11 +301,13 @@ static int64_t setup(struct vcpu *v, uint64_t gpa, uint64_t nvcpus)
 		struct pv_vcpu_area *a = (struct pv_vcpu_area *)((char *)base + k * PV_PMU_AREA_STRIDE);
 
 		__builtin_memset(a, 0, sizeof(*a));
+		__builtin_memset(&d->ctl[k], 0, sizeof(d->ctl[k]));
 		a->version = PV_PMU_VERSION;
 		a->size = sizeof(*a);
 		a->vcpu_id = k;
-		a->flags = PV_FLAG_SOFT_PHYS;
-		a->width = WIDTH;
+		/* With counter registers, guests read them by RDPMC (rdpmc_index). */
+		a->flags = hw_phys ? 0 : PV_FLAG_SOFT_PHYS;
+		a->width = phys_width;
 		for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
 			a->rdpmc_index[i] = i;
 	}
@@ -234,6 +315,17 @@ static int64_t setup(struct vcpu *v, uint64_t gpa, uint64_t nvcpus)
 	__atomic_store_n(&d->area, base, __ATOMIC_RELEASE);
 	pv_switch_in(v);
 	return 0;
+}
+
+/* HC_PMU_READ: Phys* of a-mode counter i, the VCPU-level value (seed 003, equation 3). */
+static int64_t read_star(struct vcpu *v, uint64_t i)
+{
+	struct pv_vcpu_area *a = area_of(v);
+
+	if (!a || i >= PV_PMU_COUNTERS || !(amode_mask(ctl_of(v)) >> i & 1))
+		return -PV_EINVAL;
+	return (int64_t)pv_wrap(a->ctr[i].sum_vcpu + phys(v, (unsigned)i) - a->ctr[i].start_vcpu,
+				phys_width);
 }
 
 int64_t pv_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3])
@@ -261,11 +353,7 @@ int64_t pv_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3])
 		a = area_of(v);
 		return a ? take_pending(a) : -PV_EINVAL;
 	case HC_PMU_READ:
-		a = area_of(v);
-		if (!a || args[0] >= PV_PMU_COUNTERS)
-			return -PV_EINVAL;
-		return (int64_t)((a->ctr[args[0]].sum_vcpu + phys(v, args[0]) -
-				  a->ctr[args[0]].start_vcpu) & WIDTH_MASK);
+		return read_star(v, args[0]);
 	default:
 		return -PV_ENOSYS;
 	}
@@ -275,18 +363,20 @@ uint64_t pv_overflow(struct vcpu *v, uint64_t overflowed)
 {
 	struct pv_vcpu_area *a = area_of(v);
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+	const struct pv_control *c;
 	uint64_t mine;
 
 	if (!a)
 		return overflowed;
-	mine = overflowed & a->active.imode_mask;
+	c = ctl_of(v);
+	mine = overflowed & c->imode_mask;
 	if (!mine)
 		return overflowed;
 	/* Each overflow re-arms the counter with its reset value: a sampling period per interrupt. */
 	for (uint64_t m = mine; m; m &= m - 1) {
 		unsigned i = __builtin_ctzll(m);
 
-		pv->vpmu.pmc[i] = a->active.ireset[i] & WIDTH_MASK;
+		pv->vpmu.pmc[i] = c->ireset[i] & WIDTH_MASK;
 		pv->vpmu.global_status &= ~(1ull << i);
 		a->overflows++;
 	}

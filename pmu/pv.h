@@ -8,16 +8,28 @@
 #include "pmu/include/perfvisor_pmu.h"
 #include "pmu/soft_classify.h"
 
+/* VCPUs per domain the PV PMU serves (hv/domcfg.h DOM_VCPUS_MAX). */
+#define PV_MAX_VCPUS	8
+
 struct vcpu;
 struct pmu_vcpu;
+struct pmu_backend_ops;
 
-/* Per domain: where the shared area is and which vector overflows use. */
+/* Per domain: where the shared area is, which vector overflows use, each VCPU's control. */
 struct pv_domain {
 	struct pv_vcpu_area *area;	/* host address of VCPU 0's page; NULL before HC_PMU_SETUP */
 	unsigned nvcpus;
 	uint8_t vector;
+	/*
+	 * The control each VCPU runs, as validated: the page's `active` is the guest's copy. A
+	 * hypervisor write for the guest may land on the page, and what the hypervisor counts and
+	 * programs must not follow it.
+	 */
+	struct pv_control ctl[PV_MAX_VCPUS];
 };
 
+/* The backend pmu_init chose, and its physical GP counters' width (pmu_init, once). */
+void pv_init(const struct pmu_backend_ops *ops, unsigned width);
 /* A HC_PMU_* hypercall from v with arguments RDI, RSI, RDX...; returns RAX. */
 int64_t pv_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3]);
 /* Fault injection for the validation suite (inject=pv-skip-sum): skip the Sum_vcpu update. */
@@ -25,10 +37,15 @@ extern bool pv_inject_skip_sum;
 /* Inter-domain switches: a-mode Sum/Start bookkeeping (seed 003 4.2.1). */
 void pv_switch_in(struct vcpu *v);
 void pv_switch_out(struct vcpu *v);
-/* Soft backend: n events of ev happened at cpl on v's PCPU; counts them in its physical counters. */
+/*
+ * n events of ev happened at cpl on v that no physical counter saw (the soft backend: all of
+ * them; the arch backend: instructions the hypervisor emulated); a-mode counters take them.
+ */
 void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl);
 /* Events some a-mode counter of v counts (enum vpmu_event bits), for the stepping decision. */
 uint32_t pv_active(struct vcpu *v);
+/* v's a-mode counters (bit i: counter i) and their event selects, for a backend to program. */
+uint32_t pv_amode(struct vcpu *v, uint64_t evtsel[PV_PMU_COUNTERS]);
 /* i-mode counters among a GLOBAL_STATUS overflow mask: handled (vector raised, counter re-armed); returns the rest. */
 uint64_t pv_overflow(struct vcpu *v, uint64_t overflowed);
 

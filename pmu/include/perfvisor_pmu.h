@@ -11,8 +11,8 @@
 #define PV_PMU_AREA_STRIDE	4096	/* one page per VCPU in the shared area */
 
 /*
- * Hypercalls (VMCALL, see perfvisor_hypercall.h for registers and errors). Counter values are
- * 48-bit, returned and taken as unsigned 64-bit numbers.
+ * Hypercalls (VMCALL, see perfvisor_hypercall.h for registers and errors). i-mode counter values
+ * are 48-bit, a-mode ones `width`-bit (the page), returned and taken as unsigned 64-bit numbers.
  *
  * HC_PMU_SETUP(area, nvcpus): the shared area is nvcpus consecutive pages of guest RAM at the
  *   page-aligned guest-physical address area, one struct pv_vcpu_area per VCPU (VCPU k at
@@ -21,14 +21,17 @@
  * HC_PMU_RESUME(ctl): the calling VCPU now counts for the thread whose control is *ctl: its
  *   a-mode counters (and the TSC) restart with sum_vcpu = 0, start_vcpu = phys (seed 003 4.2.1).
  *   The guest samples start*_thread right after the call returns. Skippable when the control
- *   is unchanged since the last resume on this VCPU (active_seq tells).
- * HC_PMU_ISUSPEND(save): i-mode counters stop; their values go to save[PV_PMU_COUNTERS]; returns
- *   the overflow bits the suspended thread has not been told of (the guest marks it pending).
+ *   is unchanged since the last resume on this VCPU (active_seq tells). A control uses at most
+ *   the guest's general counters (CPUID.0AH; on a real PMU, no more than the hardware has).
+ * HC_PMU_ISUSPEND(save): i-mode counters stop (they stay the control's until the next resume);
+ *   their values go to save[PV_PMU_COUNTERS], which must be memory the guest may write (not the
+ *   area: -EFAULT); returns the overflow bits the suspended thread has not been told of (the
+ *   guest marks it pending).
  * HC_PMU_IRESUME(ctl, values): load the control (as RESUME) and start the i-mode counters at
  *   values[i]; each counts up and interrupts when it wraps past 2^48 - 1.
  * HC_PMU_SET_VECTOR(vector): the domain's overflow interrupt vector (32..255).
- * HC_PMU_READ(i): counter i's phys* (the VCPU-level value), for comparison with the direct
- *   read (benchmarks).
+ * HC_PMU_READ(i): a-mode counter i's phys* (the VCPU-level value), for comparison with the
+ *   direct read (benchmarks); -EINVAL for a counter the active control has not in a-mode.
  * HC_PMU_IACK(): returns and clears the overflow bits of the running thread, from the overflow
  *   interrupt's handler (0: the thread that overflowed was suspended before the interrupt).
  */
@@ -54,7 +57,13 @@ struct pv_counter {
 	uint64_t start_vcpu;	/* phys when the VCPU was last resumed on its PCPU */
 };
 
-/* Values of flags. */
+/*
+ * Values of flags. Without PV_FLAG_SOFT_PHYS (a real PMU) a-mode counter i is the physical
+ * general counter rdpmc_index[i]: the guest's RDPMC of it does not exit while the active control
+ * has an a-mode counter, and returns the raw register for the other indexes too (read the
+ * trap-and-emulate counters with RDMSR then). One register has one user: while counter i is in
+ * the active control's a-mode set, the guest's own IA32_PMCi does not count.
+ */
 #define PV_FLAG_SOFT_PHYS	(1u << 0)	/* no counter register: phys is soft_phys[i] */
 
 /*
@@ -71,7 +80,7 @@ struct pv_vcpu_area {
 	uint32_t size;			/* sizeof(struct pv_vcpu_area) */
 	uint32_t vcpu_id;
 	uint32_t flags;			/* PV_FLAG_* */
-	uint32_t width;			/* physical counter width in bits */
+	uint32_t width;			/* physical counter width in bits (48 soft; 40, 48) */
 	uint32_t overflow_pending;	/* i-mode counters that overflowed, not yet seen by the guest */
 	uint64_t active_seq;		/* bumped by every RESUME/IRESUME that changed the control */
 	uint64_t resumes;		/* RESUME and IRESUME hypercalls on this VCPU */

@@ -166,6 +166,20 @@ static int model_wrmsr(uint32_t msr, uint64_t val)
 	return 0;
 }
 
+/* RDPMC (SDM Vol. 2B): ECX selects a GP counter, or with bit 30 a fixed one; others #GP. */
+static int model_rdpmc(uint32_t ecx, uint64_t *val)
+{
+	const struct model_cfg *c = &model.cfg;
+
+	if (ecx < c->num_gp)
+		*val = model.pmc[ecx];
+	else if ((ecx & RDPMC_FIXED) && (ecx & ~RDPMC_FIXED) < c->num_fixed)
+		*val = model.fixed[ecx & ~RDPMC_FIXED];
+	else
+		return model_fault(ecx);
+	return 0;
+}
+
 /* One counter advances by n: a wrap sets its status bit and, with INT, asks for a PMI. */
 static bool model_count(unsigned bit, uint64_t *val, unsigned width, uint64_t n, bool intr)
 {

@@ -1,13 +1,6 @@
 /* pmu/backend_arch.c on a modelled PMU: MSR order, VCPU switches, accounting, overflow, widths. */
-#include <string.h>
-
 #include "tests/unit/unit.h"
-#include "tests/unit/pmu_model.h"
-#include "pmu/vpmu.c"
-#include "pmu/vpmu_msr.c"
-#include "pmu/pv.c"
-#include "pmu/pmu.c"
-#include "pmu/backend_arch.c"
+#include "tests/unit/arch_machine.h"
 
 #define TOP		(1ull << 48)	/* 2^48: the guest's counters wrap here */
 #define SEL(code)	((code) | EVTSEL_EN | EVTSEL_OS | EVTSEL_USR)
@@ -16,161 +9,6 @@
 #define CYCLES		SEL(ARCH_EVENT_CORE_CYCLES)
 #define FIXED_ALL	(FIXED_CTRL_OS | FIXED_CTRL_USR)
 #define STATUS		MSR_IA32_PERF_GLOBAL_STATUS
-
-/* A VCPU as the tests see it: PMU state, its VMCS's GLOBAL_CTRL pair, CPL, PMIs it was given. */
-struct vcpu {
-	struct pmu_vcpu pmu;
-	struct model_vmcs vmcs;
-	unsigned cpl;
-	unsigned guest_pmis;
-};
-
-struct pmu_hw_info pmu_hw;
-const struct pmu_backend_ops pmu_soft_ops = { .name = "soft" };
-
-void printk(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
-/* The seam of hv/vcpu_pmu.h, as hv/vcpu_pmu.c does it, on the model. */
-unsigned vcpu_pmu_cpl(struct vcpu *v)
-{
-	return v->cpl;
-}
-
-void vcpu_pmu_raise_pmi(struct vcpu *v)
-{
-	v->guest_pmis++;
-}
-
-void vcpu_pmu_set_global_ctrl(struct vcpu *v, uint64_t guest, uint64_t host)
-{
-	v->vmcs = (struct model_vmcs){ true, guest, host };
-	model_log(MODEL_LOG_VMCS, guest);
-}
-
-void hv_pmu_host_lvtpc(uint8_t vector, bool masked)
-{
-	model.lvtpc_vector = vector;
-	model.lvtpc_masked = masked;
-	model_log(MODEL_LOG_LVTPC, vector);
-}
-
-struct pmu_vcpu *vcpu_pmu_state(struct vcpu *v)
-{
-	return &v->pmu;
-}
-
-/* pv.c's needs: no test here sets up a paravirtual area. */
-bool vcpu_pmu_read_guest(struct vcpu *v, void *dst, uint64_t la, uint64_t len)
-{
-	(void)v, (void)dst, (void)la, (void)len;
-	return false;
-}
-
-bool vcpu_pmu_write_guest(struct vcpu *v, uint64_t la, const void *src, uint64_t len)
-{
-	(void)v, (void)la, (void)src, (void)len;
-	return false;
-}
-
-void *vcpu_pmu_map_area(struct vcpu *v, uint64_t gpa, unsigned nvcpus, const char **why)
-{
-	(void)v, (void)gpa, (void)nvcpus;
-	*why = "not in this test";
-	return NULL;
-}
-
-unsigned vcpu_pmu_pcpu(struct vcpu *v)
-{
-	(void)v;
-	return 0;
-}
-
-uint64_t vcpu_pmu_guest_tsc(struct vcpu *v)
-{
-	(void)v;
-	return 0;
-}
-
-void vcpu_pmu_raise_vector(struct vcpu *v, uint8_t vector)
-{
-	(void)v, (void)vector;
-}
-
-/* The physical MSRs are the model's. */
-int pmu_hw_rdmsr(uint32_t msr, uint64_t *val)
-{
-	return model_rdmsr(msr, val);
-}
-
-int pmu_hw_wrmsr(uint32_t msr, uint64_t val)
-{
-	return model_wrmsr(msr, val);
-}
-
-/* --- Harness: a machine, VCPUs on its one PCPU, guest and hypervisor execution. --- */
-
-static const struct model_cfg hw48 = { 2, 4, 48, 3, 48, true, true };
-
-/* The model at power-on, the probe's view of it, the backend chosen and this PCPU set up. */
-static void machine(const struct model_cfg *cfg)
-{
-	model_reset(cfg);
-	pmu_hw = (struct pmu_hw_info){
-		.version = cfg->version, .num_gp = cfg->num_gp, .gp_width = cfg->gp_width,
-		.num_fixed = cfg->num_fixed, .fixed_width = cfg->fixed_width, .works = true,
-	};
-	pmu_init(PMU_CHOICE_AUTO);
-	pmu_cpu_init();
-}
-
-/* A fresh VCPU of domain d (all events allowed), at CPL 3. */
-static void vcpu_new(struct vcpu *v, struct pmu_domain *d, enum pmu_acct acct)
-{
-	memset(v, 0, sizeof(*v));
-	memset(d, 0, sizeof(*d));	/* as hv/ allocates domains: no PV area */
-	pmu_domain_init(d, ~0ull, acct);
-	pmu_vcpu_init(&v->pmu, d, 0);
-	v->cpl = 3;
-}
-
-/* The scheduler's switch hooks (hv/sched.c), with the VCPU's VMCS current meanwhile. */
-static void load(struct vcpu *v)
-{
-	model.vmcs = &v->vmcs;
-	pmu_switch_in(v);
-}
-
-static void unload(struct vcpu *v)
-{
-	pmu_switch_out(v);
-	model.vmcs = NULL;
-}
-
-/* A host PMI exits to the hypervisor, which hands it to the PMU and EOIs (hv/exit_irq.c). */
-static void take_pmi(struct vcpu *v)
-{
-	if (!model.pmi_pending || model.lvtpc_vector != PMU_HOST_PMI_VECTOR)
-		return;
-	model.pmi_pending = false;
-	pmu_host_pmi(v);
-}
-
-/* The guest runs from a VM entry to a VM exit; a PMI ends it (runs end where counters wrap). */
-static void run(struct vcpu *v, uint64_t insns, uint64_t branches, uint64_t cycles)
-{
-	model_run(insns, branches, cycles, v->cpl, true);
-	take_pmi(v);
-}
-
-/* The hypervisor handles an exit of v (CPL 0, between a VM exit and the next entry). */
-static void hv_work(struct vcpu *v, uint64_t insns, uint64_t branches, uint64_t cycles)
-{
-	model_run(insns, branches, cycles, 0, false);
-	take_pmi(v);
-}
 
 /* n guest instructions, each a branch of one cycle, in runs of at most `chunk`. */
 static void run_long(struct vcpu *v, uint64_t n, uint64_t chunk)
@@ -181,21 +19,6 @@ static void run_long(struct vcpu *v, uint64_t n, uint64_t chunk)
 		run(v, k, k, k);
 		n -= k;
 	}
-}
-
-/* The guest's RDMSR / WRMSR of a PMU MSR, trapped (hv/exit_msr.c). */
-static uint64_t rd(struct vcpu *v, uint32_t msr)
-{
-	uint64_t val = 0xdead;
-
-	if (pmu_rdmsr(v, msr, &val) != VPMU_OK)
-		return 0xdead;
-	return val;
-}
-
-static bool wr(struct vcpu *v, uint32_t msr, uint64_t val)
-{
-	return pmu_wrmsr(v, msr, val) == VPMU_OK;
 }
 
 /* Index of the first / last log entry for msr at or after `from` (-1: none). */
@@ -406,6 +229,9 @@ static void test_counting(void)
 	check(rd(&v, MSR_IA32_FIXED_CTR0) == 1200 && rd(&v, MSR_IA32_FIXED_CTR0 + 1) == 3000,
 	      "fixed: instructions 1200, cycles at USR only 3000");
 	check(pmu_rdpmc(&v, 0, true, &val) == VPMU_OK && val == 1200, "RDPMC 0 reads 1200");
+	check(v.rdpmc_exiting && !vmcs_misuse && !model_rdpmc(0, &val) && val != 1200,
+	      "no paravirtual counter: RDPMC exits (the register holds an armed value, %#llx)",
+	      (unsigned long long)val);
 	wr(&v, MSR_IA32_PERF_GLOBAL_CTRL, 0x300000000ull | 0xe);
 	run(&v, 500, 50, 500);
 	check(rd(&v, MSR_IA32_PMC0) == 1200 && v.vmcs.guest == 0x300000006ull,
