@@ -89,12 +89,20 @@ static void report_line(void *ctx, const char *msg)
 		snprintk(d->fate, sizeof(d->fate), "%s", reason + 3);
 }
 
+/*
+ * A guest line is printed after "[name] ", with every control or non-ASCII byte as '?': a guest
+ * must not be able to end the line early (form feed, vertical tab, NEL...) and forge
+ * hypervisor lines in the log that tests and users read.
+ */
 static void uart_line(void *ctx, const char *line, size_t len)
 {
 	struct domain *d = ctx;
+	char clean[VUART_LINE_MAX + 1];
 
-	(void)len;
-	printk("[%s] %s\n", d->cfg.name, line);
+	for (size_t i = 0; i < len && i < VUART_LINE_MAX; i++)
+		clean[i] = (line[i] >= 0x20 && line[i] < 0x7F) || line[i] == '\t' ? line[i] : '?';
+	clean[len < VUART_LINE_MAX ? len : VUART_LINE_MAX] = '\0';
+	printk("[%s] %s\n", d->cfg.name, clean);
 }
 
 static void not_started(struct domain *d, const char *fmt, ...)

@@ -52,6 +52,10 @@ void exit_ept_violation(struct vcpu *v, uint64_t qual)
 		apic_mmio(v, gpa);
 		return;
 	}
+	if (gpa >= v->dom->ro_start && gpa < v->dom->ro_end) {
+		dom_kill(v->dom, v, "write to its read-only PMU page at guest-physical 0x%lx", gpa);
+		return;
+	}
 	dom_kill(v->dom, v, "%s of guest-physical 0x%lx, outside its %lu MiB of RAM",
 		 (qual & 4) ? "instruction fetch" : (qual & 2) ? "write" : "read", gpa,
 		 v->dom->ram_size >> 20);

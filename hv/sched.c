@@ -18,6 +18,8 @@ struct sched_options sched_opts = { .slice_us = 10000, .max_cpus = MAX_PCPUS };
 uint64_t tsc_khz;
 
 static volatile int run_finished;
+/* The shortest guest run between forced exits, in host TSC ticks. */
+#define MIN_RUN	2000
 uint64_t first_entry_tsc;
 
 /* PIT channel 2 gated by port 0x61 (the classic calibration; the PIT runs at 1.193182 MHz). */
@@ -213,8 +215,10 @@ static uint32_t preemption_value(struct vcpu *v, uint64_t slice_end)
 	if (v->pmu_run_limit && now + v->pmu_run_limit < end)
 		end = now + v->pmu_run_limit;
 	v->pmu_run_limit = 0;
-	if ((int64_t)(end - now) <= 0)
-		return 0;
+	/* A deadline always in the past (a timer of period 1) must not stop the guest from running:
+	 * every entry gets at least MIN_RUN ticks, as hardware runs a handler between interrupts. */
+	if ((int64_t)(end - now) < MIN_RUN)
+		end = now + MIN_RUN;
 	end = (end - now) >> vmx_caps.preemption_rate;
 	return end > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)end;
 }
@@ -328,6 +332,7 @@ static void deliver_ipi(struct vcpu *t, const struct vapic_ipi *ipi)
 			spin_lock(&t->lock);
 			vapic_init(&t->apic, t->id);
 			spin_unlock(&t->lock);
+			t->halted_for_good = false;
 			t->state = VCPU_WAIT_SIPI;
 		}
 		break;

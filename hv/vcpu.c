@@ -293,7 +293,8 @@ void vcpu_inject_exception(struct vcpu *v, unsigned vector, bool has_error, uint
 	uint32_t info = INTR_INFO_VALID | INTR_TYPE_HW_EXCEPTION | vector;
 
 	(void)v;
-	if (has_error) {
+	/* SDM Vol. 3C 26.2.1.3: in real mode (CR0.PE = 0) no exception pushes an error code. */
+	if (has_error && (vcpu_guest_cr0() & 1)) {
 		info |= INTR_INFO_DELIVER_ERROR;
 		vmwrite(VMCS_ENTRY_EXC_ERROR, error);
 	}
