@@ -48,3 +48,20 @@ def vcpu_acct(lines, guest, vcpu):
         return False, f"{vcpu}: {err or 'no summary line'}"
     return (counted > 0 and more - base == counted,
             f"{vcpu} {more} - {guest} {base} = {more - base}, summary counted {counted}")
+
+
+def exact_counts(lines, minimum):
+    """Every exact count the log reports must equal its expected value: vpmu_count's JSON lines
+    (run without expect=more) and pvcount's a-mode windows; at least MINIMUM of them."""
+    patterns = (r'^\[([\w-]+)\] \{"event": "([\w-]+)", "measured": (\d+), "expected": (\d+),',
+                r'^\[([\w-]+)\] (?:not )?ok \d+ - pvcount: (a-mode window \d+): (\d+) '
+                r'instructions \(want (\d+)\)')
+    counts = [m.groups() for line in lines for m in (re.search(p, line) for p in patterns) if m]
+    wrong = [c for c in counts if c[2] != c[3]]
+    domains = len({c[0] for c in counts})
+    if wrong:
+        name, what, got, want = wrong[0]
+        return False, (f"{len(wrong)} of {len(counts)} counts wrong, first [{name}] {what}: "
+                       f"{got}, expected {want}")
+    return (len(counts) >= int(minimum),
+            f"{len(counts)} counts from {domains} domains, all exact (want at least {minimum})")

@@ -1,0 +1,28 @@
+# make soak: the long run of issue 9, outside make test. tests/system/run.py judges each run
+# of tests/soak/soak.cfg; meanwhile every SOAK_PROGRESS seconds a line tells how far each
+# running soak has got (domains ended of domains started).
+SOAK_PROGRESS ?= 30
+SOAK_STARTED := '^perfvisor: domain [0-9]+ \(.*\): ELF'
+SOAK_ENDED := '^perfvisor: domain [0-9]+ \(.*\) (exited|killed)'
+
+# A soak's serial log newer than the stamp made at the start and without a verdict is running.
+define soak_progress
+while sleep $(SOAK_PROGRESS); do \
+	for log in $$(find build/test-logs -path '*/soak-*/serial.txt' -newer $$stamp); do \
+		grep -q '^perfvisor: EXIT' $$log && continue; \
+		n=$$(grep -cE $(SOAK_STARTED) $$log); \
+		echo "soak: $$(basename $$(dirname $$log)): $$(grep -cE $(SOAK_ENDED) $$log) of $$n" \
+		     "domains ended, $$(( $$(date +%s) - start )) s"; \
+	done; \
+done
+endef
+
+.PHONY: soak
+soak: all
+	@echo "soak: the runs of tests/soak/soak.cfg, two at a time; progress every $(SOAK_PROGRESS) s"
+	@start=$$(date +%s); stamp=$$(mktemp); \
+	( $(soak_progress) ) & progress=$$!; \
+	python3 tests/system/run.py --cfg tests/soak/soak.cfg; rc=$$?; \
+	kill $$progress 2>/dev/null; rm -f $$stamp; \
+	echo "soak: $$(( $$(date +%s) - start )) s in all"; \
+	exit $$rc
