@@ -1,63 +1,68 @@
-/* Path lengths of trapped operations, measured with RDTSC (exact instruction counts in Bochs with one CPU). */
+/* Path lengths of trapped operations and of one soft-PMU single-step, measured with RDTSC. */
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 
-#include "guest-stub/rt/rt.h"
+#include "guest-stub/bench.h"
 #include "hv/include/perfvisor_hypercall.h"
+#include "pmu/pmu_msr.h"
 
-#define REPS		301
-#define PERFEVTSEL0	0x186
-#define PMC0		0xC1
+/* The stepped loop runs SHORT_ITERS and LONG_ITERS times; their difference is what counts. */
+#define SHORT_ITERS	2
+#define LONG_ITERS	10
+#define STEPPED_INSNS	(4 * (LONG_ITERS - SHORT_ITERS))
 
-static uint64_t samples[REPS];
+static struct bench_series empty, series, shorter;
 
-static int cmp_u64(const void *a, const void *b)
+/* n iterations of nop; nop; dec; jnz: 4 n + 1 instructions (n >= 1), one branch in four. */
+static inline void loop4(uint64_t n)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
+	__asm__ volatile("mov %0, %%rsi\n"
+			 "1:\tnop\n\t"
+			 "nop\n\t"
+			 "dec %%rsi\n\t"
+			 "jnz 1b"
+			 : : "r"(n) : "rsi", "cc");
 }
 
-/* One line per figure: the RDTSC-to-RDTSC span minus the span of an empty measurement. */
-static void report(const char *name, uint64_t empty)
+/*
+ * The soft backend single-steps the guest while a counter counts instructions: every guest
+ * instruction costs a #DB exit, its handling and an entry. Per step, the longer loop's extra
+ * spans divided by its extra instructions, less the instruction itself.
+ */
+static void step_cost(void)
 {
-	qsort(samples, REPS, sizeof(samples[0]), cmp_u64);
-	printf("{\"figure\": \"%s\", \"min\": %llu, \"median\": %llu, \"max\": %llu}\n", name,
-	       (unsigned long long)(samples[0] - empty),
-	       (unsigned long long)(samples[REPS / 2] - empty),
-	       (unsigned long long)(samples[REPS - 1] - empty));
-}
+	uint64_t base;
 
-#define MEASURE(body)							\
-	for (int i = 0; i < REPS; i++) {				\
-		uint64_t t0 = rt_rdtsc();				\
-		body;							\
-		samples[i] = rt_rdtsc() - t0;				\
+	rt_wrmsr(MSR_IA32_PERFEVTSEL0, ARCH_EVENT_INST_RETIRED | EVTSEL_USR | EVTSEL_OS | EVTSEL_EN);
+	rt_wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 1);
+	BENCH_MEASURE(&shorter, loop4(SHORT_ITERS));
+	BENCH_MEASURE(&series, loop4(LONG_ITERS));
+	rt_wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	rt_wrmsr(MSR_IA32_PERFEVTSEL0, 0);
+	base = bench_median(&shorter);
+	/* A backend with a real PMU counts without stepping: no step to measure then. */
+	if (bench_median(&series) - base < 100 * STEPPED_INSNS) {
+		bench_na("soft-step", "the loop was not single-stepped: not the soft PMU backend");
+		return;
 	}
-
-static uint64_t vmcall0(uint64_t nr)
-{
-	uint64_t ret;
-
-	__asm__ volatile("vmcall" : "=a"(ret) : "a"(nr) : "memory");
-	return ret;
+	for (int i = 0; i < BENCH_REPS; i++)
+		series.span[i] = (series.span[i] - base) / STEPPED_INSNS - 1;
+	bench_report("soft-step", &series, 0);
 }
 
 int main(void)
 {
-	uint64_t empty;
+	uint64_t base;
 
-	MEASURE(__asm__ volatile("" ::: "memory"));
-	qsort(samples, REPS, sizeof(samples[0]), cmp_u64);
-	empty = samples[REPS / 2];
-	MEASURE(vmcall0(HC_VCPU_ID));
-	report("null-hypercall", empty);
-	MEASURE(rt_rdmsr(PMC0));
-	report("rdmsr-pmc0", empty);
-	MEASURE(rt_wrmsr(PERFEVTSEL0, 0));
-	report("wrmsr-perfevtsel0", empty);
-	MEASURE(rt_cpuid(0, 0));
-	report("cpuid", empty);
+	BENCH_MEASURE(&empty, );
+	base = bench_median(&empty);
+	BENCH_MEASURE(&series, bench_vmcall(HC_VCPU_ID, 0, 0));
+	bench_report("null-hypercall", &series, base);
+	BENCH_MEASURE(&series, rt_rdmsr(MSR_IA32_PMC0));
+	bench_report("rdmsr-pmc0", &series, base);
+	BENCH_MEASURE(&series, rt_wrmsr(MSR_IA32_PERFEVTSEL0, 0));
+	bench_report("wrmsr-perfevtsel0", &series, base);
+	BENCH_MEASURE(&series, rt_cpuid(0, 0));
+	bench_report("cpuid", &series, base);
+	step_cost();
 	return 0;
 }

@@ -27,20 +27,31 @@ GUEST_RT_OBJS := $(patsubst guest-stub/%,$(GUEST_OUT)/obj/%.o, \
 GUEST_KERNEL_LIB := $(GUEST_OUT)/libkernel.a
 GUEST_KERNEL_OBJS := $(patsubst guest-stub/%,$(GUEST_OUT)/obj/%.o, \
 	$(wildcard guest-stub/kernel/*.S guest-stub/kernel/*.c))
+# The user library (perfctr- and PAPI-shaped), an archive like the kernel.
+GUEST_USER_LIB := $(GUEST_OUT)/libpvc.a
+GUEST_USER_LIB_OBJS := $(patsubst guest-stub/%,$(GUEST_OUT)/obj/%.o,$(wildcard guest-stub/lib/*.c))
 # Objects rebuild when the newlib build or these flags change.
 GUEST_OBJ_DEPS := $(GUEST_NEWLIB_STAMP) guest-stub/guest.mk
 
 # Made through pattern rules only: without this make deletes them as intermediates.
-.SECONDARY: $(GUEST_NAMES:%=$(GUEST_OUT)/obj/%.c.o) $(GUEST_RT_OBJS) $(GUEST_KERNEL_OBJS)
+.SECONDARY: $(GUEST_NAMES:%=$(GUEST_OUT)/obj/%.c.o) $(GUEST_RT_OBJS) $(GUEST_KERNEL_OBJS) \
+	$(GUEST_USER_LIB_OBJS)
 
 .PHONY: guests
 guests: $(GUEST_ELFS)
 
-$(GUEST_OUT)/%.elf: $(GUEST_OUT)/obj/%.c.o $(GUEST_RT_OBJS) $(GUEST_KERNEL_LIB) guest-stub/guest.ld
+$(GUEST_OUT)/%.elf: $(GUEST_OUT)/obj/%.c.o $(GUEST_RT_OBJS) $(GUEST_USER_LIB) $(GUEST_KERNEL_LIB) \
+		guest-stub/guest.ld
 	@echo "  LD      $@"
-	@$(GUEST_CC) $(GUEST_LDFLAGS) -o $@ $(GUEST_RT_OBJS) $< $(GUEST_KERNEL_LIB) $(GUEST_LIBS)
+	@$(GUEST_CC) $(GUEST_LDFLAGS) -o $@ $(GUEST_RT_OBJS) $< $(GUEST_USER_LIB) $(GUEST_KERNEL_LIB) \
+		$(GUEST_LIBS)
 
 $(GUEST_KERNEL_LIB): $(GUEST_KERNEL_OBJS)
+	@echo "  AR      $@"
+	@rm -f $@
+	@ar rcs $@ $^
+
+$(GUEST_USER_LIB): $(GUEST_USER_LIB_OBJS)
 	@echo "  AR      $@"
 	@rm -f $@
 	@ar rcs $@ $^
@@ -60,4 +71,8 @@ $(GUEST_NEWLIB_STAMP): scripts/deps.sh
 	@bash scripts/deps.sh
 	@touch $@
 
--include $(wildcard $(GUEST_OUT)/obj/*.d $(GUEST_OUT)/obj/rt/*.d $(GUEST_OUT)/obj/kernel/*.d)
+-include $(wildcard $(GUEST_OUT)/obj/*.d $(GUEST_OUT)/obj/rt/*.d $(GUEST_OUT)/obj/kernel/*.d \
+	$(GUEST_OUT)/obj/lib/*.d)
+
+# The validation workloads and their guests.
+-include guest-stub/workloads/workloads.mk

@@ -15,6 +15,7 @@
 #define APIC_ICR_LO	0x300
 #define APIC_ICR_HI	0x310
 #define APIC_LVT_TIMER	0x320
+#define APIC_LVT_PMC	0x340
 #define APIC_TIMER_ICR	0x380
 #define APIC_TIMER_CCR	0x390
 #define APIC_TIMER_DCR	0x3E0
@@ -75,6 +76,12 @@ void apic_eoi(void)
 	apic_write(APIC_EOI, 0);
 }
 
+/* SDM Vol. 3A, "Local Vector Table": the PMI's entry, which masks itself at each delivery. */
+void apic_set_lvtpc(uint32_t lvt)
+{
+	apic_write(APIC_LVT_PMC, lvt);
+}
+
 /* SDM Vol. 3A, "Interrupt Command Register": the destination first, the low word sends. */
 void apic_send(unsigned apic_id, uint32_t icr_low)
 {
@@ -89,7 +96,7 @@ void kapic_send_ipi(unsigned cpu, uint8_t vector)
 	apic_send(cpu, ICR_ASSERT | ICR_FIXED | vector);
 }
 
-static bool under_perfvisor(void)
+bool under_perfvisor(void)
 {
 	struct rt_cpuid_regs r = rt_cpuid(HV_LEAF, 0);
 	char sig[12];

@@ -53,8 +53,11 @@ enum kthread_state {
 	KT_ZOMBIE,	/* ended, waiting to be joined */
 };
 
+struct kpmu_thread;
+
 struct kthread {
 	struct kthread_uinfo info;
+	struct kpmu_thread *pmu;	/* the PMU driver's state (pmu.c), NULL until opened */
 	uint64_t ksp;		/* saved stack pointer while switched out (kswitch) */
 	uint64_t kstack_top;	/* TSS.RSP0 while it runs: where user threads enter the kernel */
 	void *kstack;		/* malloc'ed stacks, NULL for the boot stack of main */
@@ -121,6 +124,8 @@ void apic_eoi(void);
 void apic_send(unsigned apic_id, uint32_t icr_low);
 void apic_timer_calibrate(void);
 void apic_timer_start(uint64_t tsc_ticks);
+void apic_set_lvtpc(uint32_t lvt);
+bool under_perfvisor(void);	/* CPUID's hypervisor leaf says "perfvisor" */
 
 /* thread.c */
 bool sched_init(bool migrate, uint64_t seed);

@@ -8,6 +8,7 @@
 #define FIRST_IRQ	32
 
 static void (*handlers[256])(uint8_t vector);
+static int64_t (*driver_syscalls[SYS_COUNT])(uint64_t, uint64_t, uint64_t);
 
 static void install(uint8_t vector, unsigned dpl)
 {
@@ -20,6 +21,14 @@ bool kernel_irq_register(uint8_t vector, void (*handler)(uint8_t vector))
 		return false;
 	handlers[vector] = handler;
 	install(vector, 0);
+	return true;
+}
+
+bool kernel_syscall_register(unsigned nr, int64_t (*fn)(uint64_t, uint64_t, uint64_t))
+{
+	if (nr <= SYS_SELF || nr >= SYS_COUNT)
+		return false;
+	driver_syscalls[nr] = fn;
 	return true;
 }
 
@@ -46,6 +55,8 @@ static int64_t do_syscall(struct kframe *f)
 	case SYS_SELF:
 		return (int64_t)(uintptr_t)kthread_info(this_cpu()->current);
 	default:
+		if (f->rax < SYS_COUNT && driver_syscalls[f->rax])
+			return driver_syscalls[f->rax](f->rdi, f->rsi, f->rdx);
 		return -SYS_ENOSYS;
 	}
 }

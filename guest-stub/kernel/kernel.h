@@ -68,6 +68,13 @@ void kthread_set_hooks(const struct kthread_hooks *hooks);
  */
 bool kernel_irq_register(uint8_t vector, void (*handler)(uint8_t vector));
 
+/*
+ * A system call the kernel leaves to a driver (SYS_PMU): fn(RDI, RSI, RDX) runs at CPL 0
+ * with interrupts masked, on the caller's kernel stack, and returns RAX. False for a number
+ * the kernel implements itself.
+ */
+bool kernel_syscall_register(unsigned nr, int64_t (*fn)(uint64_t, uint64_t, uint64_t));
+
 /* A fixed IPI to VCPU cpu (its local APIC ID), edge-triggered. */
 void kapic_send_ipi(unsigned cpu, uint8_t vector);
 

@@ -167,6 +167,7 @@ void sched_tick(void)
 {
 	struct kcpu *c = this_cpu();
 
+	c->current->info.ticks++;
 	preempt(preempt_target(c, c->current));
 }
 
@@ -227,6 +228,7 @@ int kthread_join(struct kthread *t)
 	while (t->on_cpu)
 		cpu_relax();
 	code = t->exit_code;
+	free(t->pmu);
 	free(t->kstack);
 	free(t->ustack);
 	free(t);

@@ -19,6 +19,8 @@ enum syscall_nr {
 	SYS_EXIT,	/* (int code): ends the calling thread; kthread_join() gets code */
 	SYS_VCPU,	/* () -> the VCPU the caller runs on */
 	SYS_SELF,	/* () -> the caller's struct kthread_uinfo */
+	SYS_PMU,	/* (op, arg) -> the PMU driver's operations (pmu.h), if registered */
+	SYS_COUNT,
 };
 
 #define SYS_ENOSYS	38
@@ -33,6 +35,7 @@ struct kthread_uinfo {
 	uint32_t smp_id;	/* the VCPU the thread last resumed on */
 	uint64_t vcpu_mask;	/* bit n: it has run on VCPU n */
 	uint64_t resumes;	/* how many times it was switched in */
+	uint64_t ticks;		/* timer interrupts that found it running */
 };
 
 static inline long syscall3(long nr, long a, long b, long c)

@@ -1,0 +1,54 @@
+/* The user library's low level (perfctr-like): a thread's own counters, read with no syscall. */
+#ifndef GUEST_STUB_LIB_PVC_H
+#define GUEST_STUB_LIB_PVC_H
+
+#include <stdint.h>
+
+#include "guest-stub/kernel/pmu.h"
+
+/* Event selects (SDM Vol. 3B table 20-1), and the rings an event select counts in. */
+#define PVC_EV_CYCLES		0x3C
+#define PVC_EV_INSTRUCTIONS	0xC0
+#define PVC_EV_BRANCHES		0xC4
+#define PVC_USR			(1u << 16)
+#define PVC_OS			(1u << 17)
+#define PVC_EN			(1u << 22)
+
+/* An IA32_PERFEVTSELx value: event (with its umask in bits 15:8) in the rings given. */
+static inline uint64_t pvc_evtsel(unsigned event, unsigned rings)
+{
+	return event | rings | PVC_EN;
+}
+
+/* The i-mode reset value that overflows after period events (SDM Vol. 3B 20.2.6: 48 bits). */
+static inline uint64_t pvc_ireset(uint64_t period)
+{
+	return ((1ull << 48) - period) & ((1ull << 48) - 1);
+}
+
+/* The caller's counters (made on first use); NULL without the kernel's PMU driver. */
+const struct kpmu_thread *pvc_open(void);
+
+/* Counts what c says from now on, every value from zero; 0 or a negative error. */
+int pvc_control(const struct pv_control *c);
+
+/*
+ * The caller's a-mode counts (values[i], i < PV_PMU_COUNTERS) and virtual TSC (values[PV_TSC])
+ * now, from user mode with no system call and no VM exit (seed 003 4.2.3); 0 for counters
+ * that are not a-mode. After pvc_stop(): the counts at the stop.
+ */
+void pvc_read(const struct kpmu_thread *self, uint64_t values[PV_NVALUES]);
+
+/* Events of i-mode counter i up to its last suspension: exact after pvc_stop(). */
+uint64_t pvc_ievents(const struct kpmu_thread *self, unsigned i);
+
+/* i-mode counters start a new period from their reset values. */
+int pvc_iresume(void);
+
+/* Counting stops; the values stay readable. */
+int pvc_stop(void);
+
+/* This VCPU's VM exits (without single steps) and the driver's hypercalls so far. */
+int pvc_probe(struct kpmu_probe *p);
+
+#endif
