@@ -24,7 +24,9 @@ static uint64_t soft_phys[PV_MAX_PCPUS][PV_PMU_COUNTERS];
 void pv_init(const struct pmu_backend_ops *ops, unsigned width)
 {
 	hw_phys = ops ? ops->pv_phys : 0;
-	phys_width = hw_phys ? width : WIDTH;
+	/* The ABI's values are 48-bit numbers: wider counters are read modulo 2^48, which keeps
+	 * every difference exact and HC_PMU_READ's result clear of the error codes. */
+	phys_width = hw_phys && width < WIDTH ? width : WIDTH;
 }
 
 /* The calling VCPU's own page of the shared area, NULL before HC_PMU_SETUP. */
