@@ -1,0 +1,64 @@
+/* What the workload guests share: their threads' placement, the test lines and the JSON results. */
+#ifndef GUEST_STUB_WORKLOADS_HARNESS_H
+#define GUEST_STUB_WORKLOADS_HARNESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "guest-stub/workloads/meter.h"
+
+#define WL_THREADS_MAX	8
+
+/* One workload thread: what the guest gives it, its meter, and where it ran. */
+struct wl_thread {
+	unsigned index;
+	int (*fn)(struct wl_thread *self);
+	struct wl_meter_state meter;	/* opened before fn runs */
+	/* Set when fn returns, from the kernel's struct kthread_uinfo. */
+	uint32_t smp_id;	/* the VCPU it ended on */
+	uint64_t vcpu_mask;	/* the VCPUs it ran on */
+	uint64_t resumes;
+	int code;		/* fn's return value, -1 when the meter did not open */
+};
+
+/* The harness's arguments in the guest's command line, with the kernel's own. */
+struct wl_options {
+	const struct wl_meter *meter;
+	unsigned threads;	/* threads=N, default the guest's */
+	bool migrate;		/* migrate=random (the kernel's): threads may change VCPU */
+	bool expect_more;	/* expect=more: vcpu accounting adds the hypervisor's work */
+};
+
+/* Starts the kernel and picks the meter; exits the guest when either fails. */
+struct wl_options wl_init(const char *guest, unsigned threads, int argc, char **argv);
+
+/*
+ * Runs th[0..count-1] in the meter's ring and waits for them all. Thread k is pinned to
+ * VCPU k % VCPUs (seed 003 5.1.1: taskset), or starts there and may move with migrate=random.
+ */
+void wl_run_threads(const struct wl_options *o, struct wl_thread *th, unsigned count);
+
+/* A test line, "ok N - ..." or "not ok N - ...". */
+bool wl_check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The guest's exit code: how many checks failed; prints the total first. */
+int wl_finish(const char *guest);
+
+/*
+ * One measured value as one JSON object on one line (issue 6): the domain is the hypervisor's
+ * "[name]" prefix. expected is the exact count, or none (has_expected false) for time.
+ */
+struct wl_value {
+	const char *workload;
+	const char *event;
+	const char *function;	/* profiles: the function sampled, else NULL */
+	const struct wl_thread *thread;	/* NULL: the whole domain */
+	uint64_t measured;
+	uint64_t expected;
+	bool has_expected;
+	uint64_t raw;		/* the window as read, before the empty window was taken off */
+};
+
+void wl_emit(const struct wl_options *o, const struct wl_value *v);
+
+#endif

@@ -1,0 +1,318 @@
+#!/usr/bin/env python3
+"""Runs the validation matrix (cases.py) under Bochs, judges each case, writes results, report."""
+
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import cases as matrix
+import report
+
+# What scripts/run-emu.sh returns without a verdict line.
+NO_VERDICT = {124: "timeout", 125: "no verdict line (emulator ended)", 130: "interrupted"}
+DOMAIN_LINE = re.compile(r"^\[([a-z0-9_-]+)\] (.*)$")
+TSC_KHZ = re.compile(r"^perfvisor: TSC runs at (\d+) kHz")
+SUMMARY = re.compile(r"^perfvisor:   domain \d+ \(([^)]+)\): (?:exit code (-?\d+), \d+ vcpus, "
+                     r"(\d+) exits, (\d+) migrations, ran (\d+) host TSC ticks|(.*))$")
+TIME = re.compile(r"^perfvisor:     time: (\d+) ticks in the guest, (\d+) in the hypervisor")
+VCPU = re.compile(r"^perfvisor:     vcpu \d+: pmu (\d+) stepped instructions")
+EXACT_EVENTS = ("instructions", "branches", "notifications")
+CHASED = ("wl_chase_x4", "wl_chase_x3", "wl_chase_x2", "wl_chase_x1")
+
+
+def domain_lines(lines):
+    """(domain, text) of the guests' lines; a JSON object longer than the hypervisor's line
+    buffer (160 characters) arrives in pieces, put together again here."""
+    pending = {}
+    for line in lines:
+        m = DOMAIN_LINE.match(line)
+        if not m:
+            continue
+        dom, text = m.groups()
+        if dom in pending:
+            text = pending.pop(dom) + text
+        if text.startswith("{") and not text.rstrip().endswith("}"):
+            pending[dom] = text
+            continue
+        yield dom, text
+
+
+def parse(case, lines):
+    """The values the guests printed, the summary's costs, and the domains' fates."""
+    values, fates, costs = [], {}, {"exits": 0, "steps": 0, "guest_ticks": 0,
+                                    "hv_ticks": 0, "migrations": 0}
+    for dom, text in domain_lines(lines):
+        if text.startswith("{"):
+            try:
+                v = json.loads(text)
+            except ValueError:
+                continue
+            v["domain"] = dom
+            values.append(v)
+    for line in lines:
+        m = TSC_KHZ.match(line)
+        if m:
+            costs["tsc_khz"] = int(m.group(1))
+        m = SUMMARY.match(line)
+        if m:
+            dom, code, exits, migrations, _, fate = m.groups()
+            fates[dom] = f"exit code {code}" if code is not None else fate
+            if code is not None:
+                costs["exits"] += int(exits)
+                costs["migrations"] += int(migrations)
+        m = TIME.match(line)
+        if m:
+            costs["guest_ticks"] += int(m.group(1))
+            costs["hv_ticks"] += int(m.group(2))
+        m = VCPU.match(line)
+        if m:
+            costs["steps"] += int(m.group(1))
+    return values, fates, costs
+
+
+def value_row(case, v):
+    """One results.jsonl row per value, with its relative error where it has an expectation."""
+    row = {"case": case.name, "kind": case.kind, "scenario": case.scenario,
+           "counters": case.counters, "acct": case.acct}
+    row.update({k: v.get(k) for k in ("domain", "workload", "thread", "vcpu", "vcpus", "resumes",
+                                      "event", "function", "measured", "expected", "raw")})
+    if v.get("expected") is not None and row["function"] is None and v["expected"]:
+        row["error"] = (v["measured"] - v["expected"]) / v["expected"]
+    return row
+
+
+def judge_counts(case, rows):
+    """Exact events must be exact; with vcpu accounting they may only be more."""
+    reasons = []
+    for r in rows:
+        if r.get("error") is None or r["function"]:
+            continue
+        base = r["event"].removesuffix("-direct")
+        if base not in EXACT_EVENTS:
+            continue
+        if case.acct == "vcpu":
+            r["judged"] = not r["event"].endswith("-direct")
+            r["ok"] = r["measured"] >= r["expected"]
+        else:
+            r["judged"], r["ok"] = True, r["measured"] == r["expected"]
+        if r["judged"] and not r["ok"]:
+            reasons.append(f"{r['domain']} thread {r['thread']} {r['event']}: measured "
+                           f"{r['measured']}, expected {r['expected']}")
+    return reasons
+
+
+def judge_profile(rows):
+    """Per thread and sampled event (guest-stub/pchase.c): a function's ratio is its share of
+    the four chasing functions' samples over its share of their cost (seed 003 table 3).
+    Instructions and branches are exact: each function gets exactly cost / period samples,
+    ratio 1. Cycles are not: within three standard deviations. And the four ranked by cost."""
+    reasons = []
+    threads = {}
+    for r in rows:
+        if r["function"]:
+            threads.setdefault((r["domain"], r["thread"], r["event"]), []).append(r)
+    for (dom, thread, event), funcs in threads.items():
+        chased = [r for r in funcs if r["function"] in CHASED]
+        hits = sum(r["measured"] for r in chased)
+        cost = sum(r["expected"] for r in chased)
+        for r in funcs:
+            want = hits * r["expected"] / cost if cost else 0
+            r["ratio"] = r["measured"] / want if want else 0.0
+            r["judged"] = r["function"] in CHASED
+            if event == "profile-cycles":
+                r["ok"] = abs(r["measured"] - want) <= 3 * math.sqrt(want)
+            else:
+                r["ok"] = r["measured"] == r["expected"] // r["raw"]  # raw: the period
+            if r["judged"] and not r["ok"]:
+                reasons.append(f"{dom} {event} {r['function']}: {r['measured']} samples, "
+                               f"ratio {r['ratio']:.3f}")
+        ranked = [r["measured"] for f in CHASED for r in chased if r["function"] == f]
+        if ranked != sorted(ranked, reverse=True) or len(set(ranked)) < len(ranked):
+            reasons.append(f"{dom} {event}: functions not ranked by cost ({ranked})")
+    return reasons
+
+
+def run_timed(cmd, runlog, timeout):
+    """Runs cmd; returns its status and the CPU seconds it and its children used (on a busy
+    machine wall time says little: the CPU time is what 2 idle cores would need)."""
+    proc = subprocess.Popen(cmd, stdout=runlog, stderr=subprocess.STDOUT)
+    # run-emu.sh has its own timeout; this one only guards against a stuck script.
+    guard = threading.Timer(timeout, proc.kill)
+    guard.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    guard.cancel()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, usage.ru_utime + usage.ru_stime
+
+
+def boot(case, cdir, inject, runlog):
+    """Runs the case's emulator; returns run-emu.sh's status (None if the ISO failed) and the
+    CPU seconds it took."""
+    emu = ["scripts/run-emu.sh", "--emu", case.emu, "--cpus", str(case.cpus), "--mem",
+           str(case.mem_mb), "--timeout", str(case.timeout), "--log", cdir, "--quiet"]
+    if case.emu == "qemu":
+        d = case.domains[0]
+        emu += ["--kernel", f"build/guest/{d.guest}.elf", "--append", " ".join(d.args)]
+    else:
+        cfg, iso = os.path.join(cdir, "scenario.cfg"), os.path.join(cdir, "case.iso")
+        with open(cfg, "w", encoding="utf-8") as f:
+            f.write(case.scenario_text(inject))
+        if subprocess.run(["scripts/mkiso.sh", "-f", cfg, iso], stdout=runlog,
+                          stderr=subprocess.STDOUT).returncode != 0:
+            return None, 0.0
+        emu += ["--iso", iso]
+    return run_timed(emu, runlog, case.timeout + 120)
+
+
+def judge_native(lines):
+    """Natively there is no PMU: the guest must say so, and its workload must still run."""
+    text = "\n".join(lines)
+    reasons = []
+    if "NO PMU" not in text:
+        reasons.append("the guest did not say that there is no PMU")
+    if not re.search(r"microbench: \d+ checks, 0 failed", text):
+        reasons.append("the microbenchmark did not finish")
+    return reasons
+
+
+def run_case(case, out, inject, log):
+    """Boots one case; returns its rows, the case row first."""
+    cdir = os.path.join(out, "cases", case.name)
+    os.makedirs(cdir, exist_ok=True)
+    start = time.monotonic()
+    with open(os.path.join(cdir, "run.txt"), "w", encoding="utf-8") as runlog:
+        status, cpu = boot(case, cdir, inject, runlog)
+    seconds = time.monotonic() - start
+    try:
+        with open(os.path.join(cdir, "serial.txt"), encoding="utf-8", errors="replace") as f:
+            lines = f.read().replace("\r", "").splitlines()
+    except FileNotFoundError:
+        lines = []
+    if case.emu == "qemu":
+        # No hypervisor prefixes the lines: they are the one guest's.
+        lines = [f"[{case.domains[0].name}] {line}" for line in lines]
+    values, fates, costs = parse(case, lines)
+    rows = [value_row(case, v) for v in values]
+
+    reasons = []
+    if status is None:
+        reasons.append("the ISO could not be built")
+    elif case.kind == "native":
+        reasons += judge_native(lines)
+    elif status in NO_VERDICT:
+        reasons.append(NO_VERDICT[status])
+    if case.kind != "native":
+        for d in case.domains:
+            fate = fates.get(d.name, "no summary line")
+            if fate != "exit code 0":
+                reasons.append(f"{d.name}: {fate}")
+        if not rows:
+            reasons.append("no values")
+    reasons += judge_profile(rows) if case.kind == "profile" else judge_counts(case, rows)
+    khz = costs.get("tsc_khz")
+    vcpu_ticks = costs["guest_ticks"] + costs["hv_ticks"]
+    row = {"case": case.name, "kind": "case", "case_kind": case.kind, "scenario": case.scenario,
+           "counters": case.counters, "acct": case.acct, "inject": inject or None,
+           "verdict": "FAIL" if reasons else "PASS", "reasons": reasons,
+           "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1), "values": len(rows),
+           "fates": fates, **costs}
+    if khz and vcpu_ticks:
+        row["vcpu_seconds"] = vcpu_ticks / (khz * 1000)
+        row["exits_per_s"] = costs["exits"] / row["vcpu_seconds"]
+        row["nonstep_exits_per_s"] = (costs["exits"] - costs["steps"]) / row["vcpu_seconds"]
+        row["hv_fraction"] = costs["hv_ticks"] / vcpu_ticks
+    log(case, row)
+    return [row] + rows
+
+
+def add_baselines(rows):
+    """TSC and cycles have no exact expectation: their error is against the same thread's
+    value in the case's reference run (one domain alone)."""
+    by_case = {}
+    for r in rows:
+        by_case.setdefault(r["case"], []).append(r)
+    refs = {c.name: c.ref for c in matrix.matrix(False) + matrix.matrix(True)}
+    for r in rows:
+        if r["kind"] == "case" or r.get("expected") is not None:
+            continue
+        for b in by_case.get(refs.get(r["case"], ""), []):
+            if (b.get("workload"), b.get("thread"), b.get("event")) == \
+               (r["workload"], r["thread"], r["event"]) and b.get("measured"):
+                r["baseline"] = b["measured"]
+                r["error"] = (r["measured"] - b["measured"]) / b["measured"]
+                break
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="the small set of validate-quick")
+    parser.add_argument("--inject", default="", help="hypervisor inject= for every case")
+    parser.add_argument("--only", default="", help="run only cases matching this regex")
+    parser.add_argument("-j", "--jobs", type=int, default=2, help="emulators at once")
+    parser.add_argument("--out", default="build/validate", help="output directory")
+    parser.add_argument("--report-only", action="store_true",
+                        help="rewrite the report from the existing results.jsonl")
+    args = parser.parse_args()
+    os.chdir(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    results = os.path.join(args.out, "results.jsonl")
+
+    if args.report_only:
+        with open(results, encoding="utf-8") as f:
+            rows = [json.loads(line) for line in f]
+        report.write(args.out, rows)
+        return 0
+
+    cases = [c for c in matrix.matrix(args.quick) if re.search(args.only, c.name)]
+    os.makedirs(args.out, exist_ok=True)
+    lock = threading.Lock()
+    done = [0]
+    started = time.monotonic()
+    print(f"validate: {len(cases)} cases, {args.jobs} at a time"
+          + (f", inject={args.inject}" if args.inject else ""), flush=True)
+
+    def log(case, row):
+        with lock:
+            done[0] += 1
+            why = row["reasons"]
+            extra = ""
+            if "exits_per_s" in row:
+                extra = (f", {row['exits_per_s']:.0f} exits/s of VCPU time, "
+                         f"{100 * row['hv_fraction']:.1f}% in the hypervisor")
+            print(f"validate: [{done[0]}/{len(cases)}] {case.name}: {row['verdict']} in "
+                  f"{row['seconds']:.0f} s ({row['cpu_seconds']:.0f} s CPU), "
+                  f"{row['values']} values{extra}"
+                  + (f": {why[0]}" + (f" (+{len(why) - 1} more)" if len(why) > 1 else "")
+                     if why else ""), flush=True)
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        per_case = list(pool.map(lambda c: run_case(c, args.out, args.inject, log), cases))
+    rows = [r for case_rows in per_case for r in case_rows]
+    if args.only and os.path.exists(results):
+        # Some cases again: the others keep their last results.
+        rerun = {c.name for c in cases}
+        with open(results, encoding="utf-8") as f:
+            rows = [r for r in map(json.loads, f) if r["case"] not in rerun] + rows
+    add_baselines(rows)
+    with open(results, "w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r, sort_keys=True) + "\n")
+    report.write(args.out, rows)
+    ran = [r for case_rows in per_case for r in case_rows if r["kind"] == "case"]
+    failed = [r["case"] for r in ran if r["verdict"] != "PASS"]
+    cpu = sum(r["cpu_seconds"] for r in ran)
+    print(f"validate: {len(cases) - len(failed)} of {len(cases)} cases passed in "
+          f"{time.monotonic() - started:.0f} s ({cpu:.0f} s of CPU: {cpu / 60 / args.jobs:.1f} "
+          f"min on {args.jobs} idle cores); report in {args.out}/report.md"
+          + (f"; FAILED: {' '.join(failed)}" if failed else ""), flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
