@@ -43,10 +43,9 @@ static void check_translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_acc
 			 (acc == GPT_FETCH || !(res.pf_ec & GPT_PF_I)) &&
 			 !(res.pf_ec & ~(GPT_PF_P | GPT_PF_W | GPT_PF_U | GPT_PF_I)),
 			 "#PF error code 0x%x", res.pf_ec);
-	if (st == GPT_OK && acc != GPT_READ) {
+	if (st == GPT_OK && acc != GPT_READ)
 		FZ_CHECK(gpt_translate(cpu, la, GPT_READ, &rd) == GPT_OK && rd.gpa == res.gpa,
 			 "access %d allowed where a read is not", acc);
-	}
 }
 
 /* Copies move the bytes the per-page translations point at, or stop with a reason. */

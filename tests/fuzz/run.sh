@@ -2,7 +2,8 @@
 # Runs libFuzzer targets, -j at a time: with -s each briefly over its seed corpus (a test layer),
 # else each for -t seconds (0: no limit) or -r executions, whichever comes first. One line per
 # target; the last line is "N passed, N failed" (targets). A target fails when libFuzzer stops
-# on a crash, a sanitizer report, a broken invariant or a hang.
+# on a crash, a sanitizer report, a broken invariant or a hang. FUZZ_SMOKE_RUNS: executions
+# per target with -s (20000).
 set -u
 
 smoke=0
@@ -84,10 +85,10 @@ run_one() {
 if [ $smoke = 1 ]; then
 	echo "fuzz-smoke: $# targets, $smoke_runs executions each, $jobs at a time"
 else
-	limit="$seconds s"
-	[ "$seconds" = 0 ] && limit="no time limit"
-	[ "$runs" = 0 ] || limit="$limit or $runs executions"
-	echo "fuzz: $# targets, $jobs at a time, each for $limit"
+	limit=
+	[ "$seconds" = 0 ] || limit="$seconds s"
+	[ "$runs" = 0 ] || limit="${limit:+$limit or }$runs executions"
+	echo "fuzz: $# targets, $jobs at a time, each for ${limit:-ever (until stopped)}"
 fi
 running=0
 for bin in "$@"; do
