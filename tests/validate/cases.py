@@ -11,7 +11,15 @@ SCENARIOS = {
     "2": "each domain on its own PCPU, its threads sharing one VCPU",
     "3": "both domains on one PCPU, threads sharing one VCPU",
     "4": "as 1, threads migrating between VCPUs and VCPUs between PCPUs at random",
-    "ref": "one domain alone, each thread on its own VCPU and PCPU: the baseline for time",
+    # The baselines for time: the same domain alone, its threads placed as in 1 and 4, or 2 and 3.
+    "ref1": "one domain alone, each thread on its own VCPU and PCPU (baseline of 1 and 4)",
+    "ref2": "one domain alone, its threads sharing one VCPU (baseline of 2 and 3)",
+}
+# Seed 003 5.1.2: the overflow test's placements.
+OVF_PLACEMENTS = {
+    "ref": "one domain alone (the baseline)",
+    "sep": "the domains on separate PCPUs",
+    "shared": "the domains sharing one PCPU",
 }
 # Hypervisor slice and guest quantum, in TSC time. A stepped instruction costs ~3,000 ticks in
 # Bochs (the hypervisor's exit handling), so a slice of 100 ms holds ~1,500 guest instructions
@@ -90,16 +98,18 @@ def count_case(scenario, counters, acct, n):
         "2": (2, [(1, "0"), (1, "1")]),
         "3": (1, [(1, "0"), (1, "0")]),
         "4": (4, [(2, ""), (2, "")]),
-        "ref": (2, [(2, "0,1")]),
+        "ref1": (2, [(2, "0,1")]),
+        "ref2": (1, [(1, "0")]),
     }
     cpus, doms = layout[scenario]
     migrate = scenario == "4"
     domains = [Domain(f"d{i}", "microbench", vcpus, pin,
                       guest_args(counters, acct, work, migrate), acct)
                for i, (vcpus, pin) in enumerate(doms)]
-    name = f"s{scenario}-{counters}-{acct}" if scenario != "ref" else f"ref-{counters}-{acct}"
-    return Case(name, "count", scenario, counters, acct, cpus, domains,
-                ref="" if scenario == "ref" else f"ref-{counters}-{acct}", migrate=migrate)
+    prefix = scenario if scenario.startswith("ref") else f"s{scenario}"
+    ref = {"1": "ref1", "4": "ref1", "2": "ref2", "3": "ref2"}.get(scenario)
+    return Case(f"{prefix}-{counters}-{acct}", "count", scenario, counters, acct, cpus, domains,
+                ref=f"{ref}-{counters}-{acct}" if ref else "", migrate=migrate)
 
 
 def ovf_case(placement, counters, n, period):
@@ -110,9 +120,7 @@ def ovf_case(placement, counters, n, period):
     domains = [Domain(f"d{i}", "ovf_threads", 2, pin,
                       guest_args(counters, "guest", work, migrate=True))
                for i, pin in enumerate(pins)]
-    scenario = {"sep": "domains on separate PCPUs", "shared": "domains sharing one PCPU",
-                "ref": "one domain alone"}[placement]
-    return Case(f"ovf-{placement}-{counters}", "ovf", scenario, counters, "guest", cpus,
+    return Case(f"ovf-{placement}-{counters}", "ovf", placement, counters, "guest", cpus,
                 domains, ref="" if placement == "ref" else f"ovf-ref-{counters}")
 
 
@@ -159,8 +167,8 @@ def matrix(quick):
     cases = []
     for counters in COUNTERS:
         for acct in ACCTS:
-            cases.append(count_case("ref", counters, acct, n))
-            cases += [count_case(s, counters, acct, n) for s in ("1", "2", "3", "4")]
+            cases += [count_case(s, counters, acct, n)
+                      for s in ("ref1", "ref2", "1", "2", "3", "4")]
     for counters in ("pv-a", "hvm"):
         cases += [ovf_case(p, counters, n, 400) for p in ("ref", "sep", "shared")]
     cases += [profile_case(p, "pv-a", 30) for p in ("same", "diff")]

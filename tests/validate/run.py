@@ -201,7 +201,8 @@ def run_case(case, out, inject, log):
     values, fates, costs = parse(case, lines)
     rows = [value_row(case, v) for v in values]
 
-    reasons = []
+    # What was measured wrong first: it says more than the exit codes it causes.
+    reasons = judge_profile(rows) if case.kind == "profile" else judge_counts(case, rows)
     if status is None:
         reasons.append("the ISO could not be built")
     elif case.kind == "native":
@@ -215,7 +216,6 @@ def run_case(case, out, inject, log):
                 reasons.append(f"{d.name}: {fate}")
         if not rows:
             reasons.append("no values")
-    reasons += judge_profile(rows) if case.kind == "profile" else judge_counts(case, rows)
     khz = costs.get("tsc_khz")
     vcpu_ticks = costs["guest_ticks"] + costs["hv_ticks"]
     row = {"case": case.name, "kind": "case", "case_kind": case.kind, "scenario": case.scenario,
@@ -297,8 +297,10 @@ def main():
     if args.only and os.path.exists(results):
         # Some cases again: the others keep their last results.
         rerun = {c.name for c in cases}
+        order = {c.name: i for i, c in enumerate(matrix.matrix(args.quick))}
         with open(results, encoding="utf-8") as f:
             rows = [r for r in map(json.loads, f) if r["case"] not in rerun] + rows
+        rows.sort(key=lambda r: order.get(r["case"], len(order)))
     add_baselines(rows)
     with open(results, "w", encoding="utf-8") as f:
         for r in rows:
