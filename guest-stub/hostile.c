@@ -862,13 +862,13 @@ static int case_cpuid(void)
 	static const uint32_t dense[] = { 0, 0x40000000, 0x80000000 };
 	struct rt_cpuid_regs r;
 	unsigned hv_nonzero = 0;
-	char sig[13];
+	char sig[17];	/* a 12-byte signature or a 16-byte name, NUL-terminated */
 
 	for (size_t d = 0; d < ARRAY_SIZE(dense); d++)
 		for (uint32_t leaf = dense[d]; leaf < dense[d] + 0x100; leaf++)
 			for (uint32_t sub = 0; sub < 4; sub++) {
 				r = cpuid_twice(leaf, sub);
-				if (leaf > 0x40000000 && leaf < 0x40000100)
+				if (leaf > 0x40000001 && leaf < 0x40000100)
 					hv_nonzero += !!(r.eax | r.ebx | r.ecx | r.edx);
 			}
 	for (uint32_t i = 0; i < 4096; i++)
@@ -885,7 +885,11 @@ static int case_cpuid(void)
 	sig[12] = '\0';
 	vt_report(!strcmp(sig, "perfvisor") && r.eax >= 0x40000001,
 		  "cpuid: leaf 0x40000000 says \"%s\", max %#x", sig, r.eax);
-	vt_report(!hv_nonzero, "cpuid: leaves 0x40000001-0x400000ff say nothing (%u do)",
+	r = rt_cpuid(0x40000001, 0);
+	memcpy(sig, &r, sizeof(r));
+	sig[sizeof(r)] = '\0';
+	vt_report(!strcmp(sig, "cpuid"), "cpuid: leaf 0x40000001 names the domain \"%s\"", sig);
+	vt_report(!hv_nonzero, "cpuid: leaves 0x40000002-0x400000ff say nothing (%u do)",
 		  hv_nonzero);
 	return vt_summary("hostile");
 }

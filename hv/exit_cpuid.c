@@ -1,9 +1,13 @@
 /* CPUID exits: the host's answers, filtered to what the guest platform really offers, plus perfvisor's own leaves. */
 #include "boot/cpu.h"
+#include "boot/string.h"
 #include "hv/domain.h"
 #include "hv/vmexit.h"
 
 #define HV_LEAF_BASE	0x40000000
+
+_Static_assert(sizeof(((struct dom_config *)0)->name) == sizeof(struct cpuid_regs),
+	       "leaf 0x40000001 carries the whole domain name");
 
 /* Leaf 1 ECX/EDX features guests must not see (SDM Vol. 2A CPUID, table 3-10/3-11). */
 #define L1_ECX_HIDE	((1u << 3) /* MONITOR */ | (1u << 5) /* VMX */ | (1u << 6) /* SMX */ | \
@@ -64,8 +68,12 @@ void exit_cpuid(struct vcpu *v, uint64_t qual)
 		r.ecx = 0x6f736976;	/* "viso" */
 		r.edx = 0x00000072;	/* "r" */
 		break;
+	case HV_LEAF_BASE + 1:
+		/* The domain's name, NUL-padded, in EAX EBX ECX EDX: guests label their results. */
+		memcpy(&r, v->dom->cfg.name, sizeof(r));
+		break;
 	default:
-		if (leaf > HV_LEAF_BASE && leaf < HV_LEAF_BASE + 0x100)
+		if (leaf > HV_LEAF_BASE + 1 && leaf < HV_LEAF_BASE + 0x100)
 			r.eax = r.ebx = r.ecx = r.edx = 0;
 		break;
 	}

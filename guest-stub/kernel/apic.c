@@ -107,6 +107,19 @@ bool under_perfvisor(void)
 	return memcmp(sig, "perfvisor", 10) == 0;
 }
 
+const char *kernel_domain_name(void)
+{
+	static char name[sizeof(struct rt_cpuid_regs) + 1];
+	struct rt_cpuid_regs r;
+
+	if (!under_perfvisor())
+		return "native";
+	/* perfvisor's leaf 0x40000001: the domain's name, NUL-padded (README, CPUID). */
+	r = rt_cpuid(HV_LEAF + 1, 0);
+	memcpy(name, &r, sizeof(r));
+	return name;
+}
+
 /*
  * Quanta are given in TSC ticks. perfvisor clocks the APIC timer with the VCPU's TSC; on
  * other platforms the timer counts a bus clock of its own, so count it against the TSC once.

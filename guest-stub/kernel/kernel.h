@@ -21,6 +21,9 @@ unsigned kernel_init(int argc, char **argv);
 
 unsigned kernel_ncpus(void);
 
+/* The domain's name under perfvisor (CPUID leaf 0x40000001), "native" without it. */
+const char *kernel_domain_name(void);
+
 enum kthread_ring {
 	KTHREAD_KERNEL,	/* CPL 0 */
 	KTHREAD_USER,	/* CPL 3, on its own user stack; reaches the kernel by system calls */
