@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VUART_LINE_MAX	160	/* a longer line is handed over in pieces of this size */
+#define VUART_LINE_MAX	320	/* a longer line is handed over in pieces of this size */
 #define VUART_RX_FIFO	16	/* 16550A receive FIFO depth */
 
 /* Gets one completed line: without its '\n', NUL-terminated at line[len]. */
