@@ -60,6 +60,12 @@ static __attribute__((noinline)) void window(struct wl_thread *self, uint64_t n,
 	papi_stop(&t->set, values);
 }
 
+/* The workload alone, natively where there is no PMU to sample with. */
+static void unsampled(struct wl_thread *self)
+{
+	wl_mbench(bufs[self->index], BUF_DOUBLES - 1, iterations);
+}
+
 static int worker(struct wl_thread *self)
 {
 	struct ovf_thread *t = &ovf[self->index];
@@ -125,10 +131,12 @@ int main(int argc, char **argv)
 			period = strtoull(argv[i] + 7, NULL, 0);
 	}
 	opts = wl_init("ovf_threads", DEFAULT_THREADS, argc, argv);
+	if (opts.meter == &wl_meter_tsc)
+		return wl_run_timed(&opts, "ovf_threads", "ovf", unsampled);
 	if (opts.meter->ring != KTHREAD_USER) {
 		printf("ovf_threads: counters=%s has no overflow interrupts: use pv-a or hvm\n",
 		       opts.meter->name);
-		return opts.meter == &wl_meter_tsc ? 0 : 1;
+		return 1;
 	}
 	for (unsigned k = 0; k < opts.threads; k++)
 		th[k].fn = worker;

@@ -86,6 +86,12 @@ static int worker(struct wl_thread *self)
 	return 0;
 }
 
+/* The workload alone, natively where there is no PMU to sample with. */
+static void unsampled(struct wl_thread *self)
+{
+	wl_pchase(&ring[self->index * RING_NODES / WL_THREADS_MAX], rounds, steps);
+}
+
 static uint64_t expected_of(const struct wl_counts *c)
 {
 	return samplers[sampler].preset == PAPI_BR_INS ? c->branches : c->instructions;
@@ -167,12 +173,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	wl_chase_ring(ring, RING_NODES, 1);
+	if (opts.meter == &wl_meter_tsc)
+		return wl_run_timed(&opts, "pchase", "pchase", unsampled);
 	if (opts.meter->ring != KTHREAD_USER) {
-		/* No sampling without the driver: the workload still runs (natively, say). */
-		printf("pchase: counters=%s cannot sample: the workload runs unprofiled\n",
-		       opts.meter->name);
-		wl_pchase(ring, rounds, steps);
-		return opts.meter == &wl_meter_tsc ? 0 : 1;
+		printf("pchase: counters=%s cannot sample: use pv-a or hvm\n", opts.meter->name);
+		return 1;
 	}
 	/* Room for every sample a round can make, with margin: the rest is counted as lost. */
 	rips_max = rounds * (wl_pchase_total(1, steps).instructions / SHAPE_PERIOD + 8);

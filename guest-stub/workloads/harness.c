@@ -89,17 +89,53 @@ int wl_finish(const char *guest)
 
 void wl_emit(const struct wl_options *o, const struct wl_value *v)
 {
-	char expected[24] = "null", function[64] = "";
+	char expected[24] = "null", function[64] = "", measured[24];
 
 	if (v->has_expected)
 		snprintf(expected, sizeof(expected), "%llu", (unsigned long long)v->expected);
+	/* Time is a difference of windows: noise can make it negative, which it then says. */
+	snprintf(measured, sizeof(measured), v->has_expected ? "%llu" : "%lld",
+		 (unsigned long long)v->measured);
 	if (v->function)
 		snprintf(function, sizeof(function), ",\"function\":\"%s\"", v->function);
-	printf("{\"workload\":\"%s\",\"counters\":\"%s\",\"thread\":%d,\"vcpu\":%d,"
-	       "\"vcpus\":%llu,\"resumes\":%llu,\"event\":\"%s\"%s,\"measured\":%llu,"
-	       "\"expected\":%s,\"raw\":%llu}\n", v->workload, o->meter->name,
+	printf("{\"domain\":\"%s\",\"workload\":\"%s\",\"mode\":\"%s\",\"thread\":%d,\"vcpu\":%d,"
+	       "\"vcpus\":%llu,\"resumes\":%llu,\"event\":\"%s\"%s,\"measured\":%s,"
+	       "\"expected\":%s,\"raw\":%llu}\n", kernel_domain_name(), v->workload,
+	       o->meter->name,
 	       v->thread ? (int)v->thread->index : -1, v->thread ? (int)v->thread->smp_id : -1,
 	       (unsigned long long)(v->thread ? v->thread->vcpu_mask : 0),
 	       (unsigned long long)(v->thread ? v->thread->resumes : 0), v->event, function,
-	       (unsigned long long)v->measured, expected, (unsigned long long)v->raw);
+	       measured, expected, (unsigned long long)v->raw);
+}
+
+static void (*timed_work)(struct wl_thread *self);
+static uint64_t timed_tsc[WL_THREADS_MAX];
+
+static int timed_thread(struct wl_thread *self)
+{
+	uint64_t values[WL_NEVENTS];
+
+	thread_meter->start(&self->meter);
+	timed_work(self);
+	thread_meter->stop(&self->meter, values);
+	timed_tsc[self->index] = values[WL_TSC];
+	return 0;
+}
+
+int wl_run_timed(const struct wl_options *o, const char *guest, const char *workload,
+		 void (*work)(struct wl_thread *self))
+{
+	struct wl_thread th[WL_THREADS_MAX] = { 0 };
+
+	printf("%s: no PMU: %u threads run the workload timed by the TSC only\n", guest,
+	       o->threads);
+	timed_work = work;
+	for (unsigned k = 0; k < o->threads; k++)
+		th[k].fn = timed_thread;
+	wl_run_threads(o, th, o->threads);
+	for (unsigned k = 0; k < o->threads; k++)
+		if (wl_check(th[k].code == 0, "thread %u: ran, timed by the TSC", k))
+			wl_emit(o, &(struct wl_value){ .workload = workload, .event = "tsc",
+				.thread = &th[k], .measured = timed_tsc[k], .raw = timed_tsc[k] });
+	return wl_finish(guest);
 }

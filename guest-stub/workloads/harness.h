@@ -45,8 +45,9 @@ bool wl_check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 int wl_finish(const char *guest);
 
 /*
- * One measured value as one JSON object on one line (issue 6): the domain is the hypervisor's
- * "[name]" prefix. expected is the exact count, or none (has_expected false) for time.
+ * One measured value as one JSON object on one line: the domain (its name, or "native"), the
+ * mode (the meter), the thread and its VCPU. expected is the exact count, or none
+ * (has_expected false) for time.
  */
 struct wl_value {
 	const char *workload;
@@ -60,5 +61,12 @@ struct wl_value {
 };
 
 void wl_emit(const struct wl_options *o, const struct wl_value *v);
+
+/*
+ * Without a PMU (the TSC meter): runs o->threads threads of work(self), each timed by the
+ * TSC, emits one "tsc" value per thread and returns wl_finish(guest).
+ */
+int wl_run_timed(const struct wl_options *o, const char *guest, const char *workload,
+		 void (*work)(struct wl_thread *self));
 
 #endif
