@@ -4,6 +4,7 @@ Each takes the log's lines and the row's arguments (strings) and returns (passed
 measured): run.py prints the measurement when the check fails and keeps it in checks.txt.
 """
 
+import json
 import re
 
 
@@ -65,3 +66,34 @@ def exact_counts(lines, minimum):
                        f"{got}, expected {want}")
     return (len(counts) >= int(minimum),
             f"{len(counts)} counts from {domains} domains, all exact (want at least {minimum})")
+
+
+def workload_values(lines, minimum):
+    """The workload guests' JSON values (guest-stub/workloads): each names its own domain as
+    the hypervisor's "[name]" prefix does, and each exact count (expected not null, not a
+    profile's samples) equals its expectation; at least MINIMUM of those."""
+    exact, wrong, misnamed = 0, [], []
+    for line in lines:
+        m = re.match(r"^\[([\w-]+)\] (\{.*\})$", line)
+        if not m:
+            continue
+        try:
+            v = json.loads(m.group(2))
+        except ValueError:
+            continue
+        if "workload" not in v:
+            continue
+        if v.get("domain") != m.group(1):
+            misnamed.append(f"[{m.group(1)}] says domain {v.get('domain')!r}")
+        if v.get("expected") is None or "function" in v:
+            continue
+        exact += 1
+        if v["measured"] != v["expected"]:
+            wrong.append(f"[{m.group(1)}] {v['workload']} thread {v['thread']} {v['event']}: "
+                         f"{v['measured']}, expected {v['expected']}")
+    if misnamed or wrong:
+        return False, "; ".join((misnamed + wrong)[:3]) + \
+            f" ({len(wrong)} of {exact} counts wrong, {len(misnamed)} misnamed)"
+    return (exact >= int(minimum),
+            f"{exact} exact counts, all right, every value named by its domain "
+            f"(want at least {minimum})")
