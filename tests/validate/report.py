@@ -127,7 +127,7 @@ def verdict_section(cases_rows):
     for c in cases_rows:
         what = "; ".join(c["reasons"][:2]) + (" ..." if len(c["reasons"]) > 2 else "")
         if not what:
-            what = f"{c['values']} values as expected"
+            what = c.get("seen") or f"{c['values']} values as expected"
         rows.append([c["case"], c["scenario"], c["counters"], c["acct"],
                      f"**{c['verdict']}**", what])
     return "## Verdicts, one line per case\n\n" + md_table(
@@ -275,7 +275,7 @@ def cost_section(cases_rows):
 def write(out, rows):
     cases_rows = [r for r in rows if r["kind"] == "case"]
     passed = sum(c["verdict"] == "PASS" for c in cases_rows)
-    inject = {c.get("inject") for c in cases_rows} - {None}
+    inject = {c.get("inject") for c in cases_rows if c.get("case_kind") != "canary"} - {None}
     head = ["# perfvisor validation report\n",
             f"Generated {time.strftime('%Y-%m-%d %H:%M')} by `tests/validate/run.py` from "
             f"`results.jsonl` ({len(rows) - len(cases_rows)} values, {len(cases_rows)} cases): "

@@ -187,6 +187,7 @@ def run_case(case, out, inject, log):
     cdir = os.path.join(out, "cases", case.name)
     os.makedirs(cdir, exist_ok=True)
     start = time.monotonic()
+    inject = case.inject or inject
     with open(os.path.join(cdir, "run.txt"), "w", encoding="utf-8") as runlog:
         status, cpu = boot(case, cdir, inject, runlog)
     seconds = time.monotonic() - start
@@ -216,13 +217,19 @@ def run_case(case, out, inject, log):
                 reasons.append(f"{d.name}: {fate}")
         if not rows:
             reasons.append("no values")
+    seen = None
+    if case.kind == "canary":
+        # It passes when the injected fault shows as wrong counts, and only then.
+        wrong = judge_counts(case, rows)
+        reasons = [] if wrong else [f"inject={inject} went unseen: every count exact"]
+        seen = f"inject={inject} seen, as it must be: {wrong[0]}" if wrong else None
     khz = costs.get("tsc_khz")
     vcpu_ticks = costs["guest_ticks"] + costs["hv_ticks"]
     row = {"case": case.name, "kind": "case", "case_kind": case.kind, "scenario": case.scenario,
            "counters": case.counters, "acct": case.acct, "inject": inject or None,
            "verdict": "FAIL" if reasons else "PASS", "reasons": reasons,
            "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1), "values": len(rows),
-           "fates": fates, **costs}
+           "fates": fates, "seen": seen, **costs}
     if khz and vcpu_ticks:
         row["vcpu_seconds"] = vcpu_ticks / (khz * 1000)
         row["exits_per_s"] = costs["exits"] / row["vcpu_seconds"]
@@ -289,7 +296,7 @@ def main():
                   f"{row['seconds']:.0f} s ({row['cpu_seconds']:.0f} s CPU), "
                   f"{row['values']} values{extra}"
                   + (f": {why[0]}" + (f" (+{len(why) - 1} more)" if len(why) > 1 else "")
-                     if why else ""), flush=True)
+                     if why else f": {row['seen']}" if row["seen"] else ""), flush=True)
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         per_case = list(pool.map(lambda c: run_case(c, args.out, args.inject, log), cases))
