@@ -15,10 +15,13 @@ FUZZ_BINS	:= $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(FUZZ_SRCS))
 FUZZ_SECONDS	?= 0
 FUZZ_RUNS	?= 10000000
 FUZZ_JOBS	?= 2
+# FUZZ_ONLY="vapic vpmu": those targets only.
+FUZZ_ONLY	?=
+FUZZ_RUN_BINS	:= $(if $(FUZZ_ONLY),$(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_ONLY)),$(FUZZ_BINS))
 
 .PHONY: fuzz fuzz-smoke
-fuzz: $(FUZZ_BINS)
-	@tests/fuzz/run.sh -t $(FUZZ_SECONDS) -r $(FUZZ_RUNS) -j $(FUZZ_JOBS) $(FUZZ_BINS)
+fuzz: $(FUZZ_RUN_BINS)
+	@tests/fuzz/run.sh -t $(FUZZ_SECONDS) -r $(FUZZ_RUNS) -j $(FUZZ_JOBS) $(FUZZ_RUN_BINS)
 
 fuzz-smoke: $(FUZZ_BINS)
 	@tests/fuzz/run.sh -s -j $(FUZZ_JOBS) $(FUZZ_BINS)

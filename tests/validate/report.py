@@ -91,13 +91,16 @@ def gnuplot(out, name, title, ylabel, series, data, yrange=None):
     os.makedirs(charts, exist_ok=True)
     dat = os.path.join(charts, name + ".dat")
     with open(dat, "w", encoding="utf-8") as f:
-        f.write("label " + " ".join(f'"{s}"' for s in series) + "\n")
+        # A comment: gnuplot would take a header row for an empty first cluster.
+        f.write("# label " + " ".join(f'"{s}"' for s in series) + "\n")
         for lab, vals in data:
             f.write(f'"{lab}" ' + " ".join("?" if v is None else f"{v:.6g}" for v in vals) + "\n")
     plots = ", ".join(
         (f"'{name}.dat' using {i + 2}:xtic(1)" if i == 0 else f"'' using {i + 2}")
         + f" title '{s}'" for i, s in enumerate(series))
-    script = f"""set terminal svg size 960,480 noenhanced font "sans,11" background rgb "white"
+    # Labels stay horizontal (SVG renderers disagree on rotated text): the chart widens.
+    width = max(960, 240 + 100 * len(data))
+    script = f"""set terminal svg size {width},420 noenhanced font "sans,11" background rgb "white"
 set output '{name}.svg'
 set title "{title}"
 set ylabel "{ylabel}"
@@ -106,8 +109,8 @@ set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set boxwidth 0.9
-set xtics rotate by 45 right scale 0 font ",9"
-set bmargin 7
+set xtics scale 0 font ",9"
+set bmargin 4
 set grid ytics
 set key outside right top
 set xzeroaxis lt -1
