@@ -112,6 +112,8 @@ const char *kernel_domain_name(void)
 	static char name[sizeof(struct rt_cpuid_regs) + 1];
 	struct rt_cpuid_regs r;
 
+	if (name[0])
+		return name;
 	if (!under_perfvisor())
 		return "native";
 	/* perfvisor's leaf 0x40000001: the domain's name, NUL-padded (README, CPUID). */

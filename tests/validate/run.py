@@ -203,7 +203,8 @@ def run_case(case, out, inject, log):
     rows = [value_row(case, v) for v in values]
 
     # What was measured wrong first: it says more than the exit codes it causes.
-    reasons = judge_profile(rows) if case.kind == "profile" else judge_counts(case, rows)
+    wrong = judge_profile(rows) if case.kind == "profile" else judge_counts(case, rows)
+    reasons = list(wrong)
     if status is None:
         reasons.append("the ISO could not be built")
     elif case.kind == "native":
@@ -220,7 +221,6 @@ def run_case(case, out, inject, log):
     seen = None
     if case.kind == "canary":
         # It passes when the injected fault shows as wrong counts, and only then.
-        wrong = judge_counts(case, rows)
         reasons = [] if wrong else [f"inject={inject} went unseen: every count exact"]
         seen = f"inject={inject} seen, as it must be: {wrong[0]}" if wrong else None
     khz = costs.get("tsc_khz")
