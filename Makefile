@@ -15,7 +15,7 @@ HV_CFLAGS := -std=c11 -ffreestanding -fno-pic -fno-pie -mno-red-zone -mgeneral-r
 HV_ASFLAGS := -I. -MMD -MP
 HV_LDFLAGS := -nostdlib -static -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments -T linker.ld
 
-HV_SRCS := $(sort $(wildcard boot/*.c boot/*.S hv/*.c hv/*.S pmu/*.c pmu/*.S))
+HV_SRCS := $(sort $(wildcard boot/*.c boot/*.S lib/*.c hv/*.c hv/*.S pmu/*.c pmu/*.S))
 HV_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(HV_SRCS))
 
 .PHONY: all deps test clean distclean

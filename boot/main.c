@@ -1,13 +1,13 @@
 /* boot_main(): from the 64-bit entry to hv_main(): console, descriptor tables, boot information, options, memory. */
 #include <stdint.h>
 
-#include "boot/cmdline.h"
-#include "boot/console.h"
-#include "boot/cpu.h"
-#include "boot/exit.h"
-#include "boot/frame.h"
-#include "boot/multiboot.h"
-#include "boot/printk.h"
+#include "lib/cmdline.h"
+#include "lib/console.h"
+#include "lib/cpu.h"
+#include "lib/exit.h"
+#include "lib/frame.h"
+#include "lib/multiboot.h"
+#include "lib/printk.h"
 #include "boot/trap.h"
 #include "hv/hv.h"
 #include "hv/pcpu.h"

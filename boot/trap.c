@@ -1,7 +1,7 @@
 /* The hypervisor's IDT: fault fix-ups for *_safe() accessors, interrupt handlers, and a clean stop on any other exception. */
-#include "boot/exit.h"
+#include "lib/exit.h"
 #include "boot/gdt.h"
-#include "boot/printk.h"
+#include "lib/printk.h"
 #include "boot/trap.h"
 
 struct idt_gate {

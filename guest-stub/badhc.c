@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "guest-stub/rt/rt.h"
-#include "hv/include/perfvisor_hypercall.h"
+#include "include/perfvisor/hypercall.h"
 
 struct hc_case {
 	const char *what;

@@ -37,7 +37,7 @@ static inline void bench_keep(uint64_t v)
 	__asm__ volatile("" : : "r"(v));
 }
 
-/* VMCALL with the number in RAX and two arguments in RDI, RSI (perfvisor_hypercall.h). */
+/* VMCALL with the number in RAX and two arguments in RDI, RSI (include/perfvisor/hypercall.h). */
 static inline int64_t bench_vmcall(uint64_t nr, uint64_t a0, uint64_t a1)
 {
 	int64_t ret;

@@ -2,7 +2,7 @@
 #include <stdint.h>
 
 #include "guest-stub/bench.h"
-#include "hv/include/perfvisor_hypercall.h"
+#include "include/perfvisor/hypercall.h"
 #include "pmu/pmu_msr.h"
 
 /* The stepped loop runs SHORT_ITERS and LONG_ITERS times; their difference is what counts. */

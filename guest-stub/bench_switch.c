@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "guest-stub/bench.h"
-#include "pmu/include/perfvisor_pmu.h"
+#include "include/perfvisor/pmu.h"
 #include "pmu/pmu_msr.h"
 
 #define COUNTS_BOTH	(EVTSEL_USR | EVTSEL_OS | EVTSEL_EN)

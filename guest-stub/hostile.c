@@ -8,8 +8,8 @@
 
 #include "guest-stub/kernel/kernel.h"
 #include "guest-stub/vpmu_test.h"
-#include "hv/include/perfvisor_hypercall.h"
-#include "pmu/include/perfvisor_pmu.h"
+#include "include/perfvisor/hypercall.h"
+#include "include/perfvisor/pmu.h"
 
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 

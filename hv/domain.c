@@ -1,11 +1,11 @@
 /* Domains: built from multiboot modules (config, RAM, EPT, image, boot data, VCPUs), ended, and summed up. */
 #include <stdarg.h>
 
-#include "boot/cpu.h"
-#include "boot/exit.h"
-#include "boot/frame.h"
-#include "boot/printk.h"
-#include "boot/string.h"
+#include "lib/cpu.h"
+#include "lib/exit.h"
+#include "lib/frame.h"
+#include "lib/printk.h"
+#include "lib/string.h"
 #include "hv/domain.h"
 #include "hv/elf.h"
 #include "hv/ept.h"

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "boot/spinlock.h"
+#include "lib/spinlock.h"
 #include "hv/domcfg.h"
 #include "hv/fwcfg.h"
 #include "hv/vcpu.h"

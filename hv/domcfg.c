@@ -2,8 +2,8 @@
 #include <stdarg.h>
 #include <stdbool.h>
 
-#include "boot/cmdline.h"
-#include "boot/printk.h"
+#include "lib/cmdline.h"
+#include "lib/printk.h"
 #include "hv/domcfg.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))

@@ -1,6 +1,6 @@
 /* Builds EPT paging structures (SDM Vol. 3C 29.3): 4 levels, write-back, 2 MiB leaves where possible. */
-#include "boot/frame.h"
-#include "boot/string.h"
+#include "lib/frame.h"
+#include "lib/string.h"
 #include "hv/ept.h"
 #include "hv/vmx_caps.h"
 

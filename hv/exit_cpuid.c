@@ -1,6 +1,6 @@
 /* CPUID exits: the host's answers, filtered to what the guest platform really offers, plus perfvisor's own leaves. */
-#include "boot/cpu.h"
-#include "boot/string.h"
+#include "lib/cpu.h"
+#include "lib/string.h"
 #include "hv/domain.h"
 #include "hv/vmexit.h"
 

@@ -1,5 +1,5 @@
 /* Port I/O exits: routes IN/OUT to the domain's devices (COM1, fw_cfg, exit ports, PIC); other ports float. */
-#include "boot/printk.h"
+#include "lib/printk.h"
 #include "hv/domain.h"
 #include "hv/vmexit.h"
 #include "hv/vmx_ops.h"

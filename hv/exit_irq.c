@@ -1,5 +1,5 @@
 /* Exits about time and interrupts: HLT, the interrupt window, the preemption timer, host interrupts. */
-#include "boot/printk.h"
+#include "lib/printk.h"
 #include "hv/domain.h"
 #include "hv/lapic.h"
 #include "hv/vmexit.h"

@@ -1,5 +1,5 @@
 /* RDMSR/WRMSR exits: the vPMU first, then the few platform MSRs, emulated per VCPU; the rest raise #GP as on hardware. */
-#include "boot/cpu.h"
+#include "lib/cpu.h"
 #include "hv/domain.h"
 #include "hv/vmexit.h"
 #include "hv/vmx.h"

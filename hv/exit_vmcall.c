@@ -1,7 +1,7 @@
 /* VMCALL exits: hypercall dispatch by number, with every argument checked against the caller's memory. */
 #include "hv/domain.h"
 #include "hv/guest_mem.h"
-#include "hv/include/perfvisor_hypercall.h"
+#include "include/perfvisor/hypercall.h"
 #include "hv/sched.h"
 #include "hv/vmexit.h"
 

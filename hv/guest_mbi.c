@@ -1,8 +1,8 @@
 /* Builds the multiboot v1 information structure a guest kernel receives in EBX. */
 #include "hv/guest_mbi.h"
-#include "boot/multiboot.h"
+#include "lib/multiboot.h"
 
-/* Multiboot 0.6.96 3.3: the flag boot/multiboot.h does not read, and field offsets. */
+/* Multiboot 0.6.96 3.3: the flag lib/multiboot.h does not read, and field offsets. */
 #define MB_INFO_LOADER_NAME	(1u << 9)
 
 #define MBI_FLAGS		0

@@ -1,5 +1,5 @@
 /* Builds a page-walk context from the current VMCS and copies through it, never outside the domain's RAM. */
-#include "boot/string.h"
+#include "lib/string.h"
 #include "hv/domain.h"
 #include "hv/guest_mem.h"
 #include "hv/vmx_ops.h"

@@ -1,8 +1,8 @@
 /* hv_main(): VMX on, the domains built from the modules, then every PCPU schedules until all domains end. */
-#include "boot/exit.h"
-#include "boot/frame.h"
-#include "boot/multiboot.h"
-#include "boot/printk.h"
+#include "lib/exit.h"
+#include "lib/frame.h"
+#include "lib/multiboot.h"
+#include "lib/printk.h"
 #include "hv/domain.h"
 #include "hv/hv.h"
 #include "hv/pcpu.h"

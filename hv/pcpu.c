@@ -1,5 +1,5 @@
 /* Per-CPU bookkeeping: the pcpu array and the per-CPU part of start-up (GDT, IDT, GS base). */
-#include "boot/cpu.h"
+#include "lib/cpu.h"
 #include "boot/trap.h"
 #include "hv/pcpu.h"
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "boot/gdt.h"
-#include "boot/spinlock.h"
+#include "lib/spinlock.h"
 
 #define MAX_PCPUS	8
 #define MAX_RUNQ	64

@@ -1,9 +1,9 @@
 /* Prints what this machine offers perfvisor: CPU identity, VT-x features, and a PMU found by behaviour. */
 #include <stdbool.h>
 
-#include "boot/cpu.h"
-#include "boot/printk.h"
-#include "boot/string.h"
+#include "lib/cpu.h"
+#include "lib/printk.h"
+#include "lib/string.h"
 #include "hv/platform.h"
 #include "hv/vmx_caps.h"
 #include "pmu/pmu_probe.h"

@@ -1,8 +1,8 @@
 /* Per-PCPU scheduling loop: pick, switch in (TSC offset), run a slice of VM entries, switch out, maybe migrate. */
-#include "boot/cpu.h"
-#include "boot/exit.h"
-#include "boot/frame.h"
-#include "boot/printk.h"
+#include "lib/cpu.h"
+#include "lib/exit.h"
+#include "lib/frame.h"
+#include "lib/printk.h"
 #include "hv/domain.h"
 #include "hv/irq.h"
 #include "hv/pcpu.h"

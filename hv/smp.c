@@ -1,8 +1,8 @@
 /* SMP bring-up: CPUs from the ACPI MADT or MP table, INIT-SIPI-SIPI through the local APIC (SDM Vol. 3A 9.4.4). */
-#include "boot/cpu.h"
-#include "boot/frame.h"
-#include "boot/printk.h"
-#include "boot/string.h"
+#include "lib/cpu.h"
+#include "lib/frame.h"
+#include "lib/printk.h"
+#include "lib/string.h"
 #include "hv/cpus_fw.h"
 #include "hv/lapic.h"
 #include "hv/pcpu.h"

@@ -1,6 +1,6 @@
 /* Single-steps a guest exactly (SDM Vol. 3A 18.3.1.4) and reports each retired instruction to the PMU. */
-#include "boot/cpu.h"
-#include "boot/printk.h"
+#include "lib/cpu.h"
+#include "lib/printk.h"
 #include "hv/domain.h"
 #include "hv/guest_mem.h"
 #include "hv/step.h"

@@ -1,8 +1,8 @@
 /* Builds and loads VMCSs: controls derived from the capability MSRs, host state per PCPU, guest start states. */
-#include "boot/cpu.h"
-#include "boot/frame.h"
-#include "boot/printk.h"
-#include "boot/string.h"
+#include "lib/cpu.h"
+#include "lib/frame.h"
+#include "lib/printk.h"
+#include "lib/string.h"
 #include "hv/domain.h"
 #include "hv/pcpu.h"
 #include "hv/vcpu.h"

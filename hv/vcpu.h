@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "boot/spinlock.h"
+#include "lib/spinlock.h"
 #include "hv/step.h"
 #include "hv/vapic.h"
 #include "hv/vmx_defs.h"

@@ -1,5 +1,5 @@
 /* hv/'s side of the PMU seam: CPL, stepping, PMIs and run limits for a VCPU, on behalf of pmu/. */
-#include "boot/printk.h"
+#include "lib/printk.h"
 #include "hv/domain.h"
 #include "hv/vcpu.h"
 #include "hv/ept.h"

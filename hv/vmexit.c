@@ -1,6 +1,6 @@
 /* The exit dispatch table (indexed by basic exit reason), exit accounting, and re-injection of interrupted events. */
-#include "boot/cpu.h"
-#include "boot/printk.h"
+#include "lib/cpu.h"
+#include "lib/printk.h"
 #include "hv/domain.h"
 #include "hv/step.h"
 #include "hv/vcpu.h"

@@ -1,8 +1,8 @@
 /* Turns VMX on per PCPU, owns the shared MSR bitmap, enters guests, and explains failed VM entries in words. */
-#include "boot/cpu.h"
-#include "boot/frame.h"
-#include "boot/printk.h"
-#include "boot/string.h"
+#include "lib/cpu.h"
+#include "lib/frame.h"
+#include "lib/printk.h"
+#include "lib/string.h"
 #include "hv/pcpu.h"
 #include "hv/vcpu.h"
 #include "hv/vmx.h"

@@ -1,5 +1,5 @@
 /* Reads the VMX capability MSRs (SDM Vol. 3D appendix A) into struct vmx_caps. */
-#include "boot/cpu.h"
+#include "lib/cpu.h"
 #include "hv/vmx_caps.h"
 #include "hv/vmx_defs.h"
 

@@ -1,5 +1,5 @@
 /* The soft PMU backend: exact instruction and branch counts by single-stepping, cycles from the TSC. */
-#include "boot/cpu.h"
+#include "lib/cpu.h"
 #include "hv/vcpu_pmu.h"
 #include "pmu/backend.h"
 #include "pmu/pmu.h"

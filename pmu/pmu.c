@@ -1,5 +1,5 @@
 /* The PMU's entry points for hv/: backend choice, per-domain view, and trap-and-emulate of the vPMU MSRs. */
-#include "boot/printk.h"
+#include "lib/printk.h"
 #include "hv/vcpu_pmu.h"
 #include "pmu/backend.h"
 #include "pmu/pmu.h"

@@ -1,5 +1,5 @@
 /* Physical PMU MSR access for the arch backend, through the fault-tolerant accessors of boot/. */
-#include "boot/cpu.h"
+#include "lib/cpu.h"
 #include "pmu/pmu_hw.h"
 
 int pmu_hw_rdmsr(uint32_t msr, uint64_t *val)

@@ -1,5 +1,5 @@
 /* Probes the architectural PMU by behaviour: CPUID.0AH alone is not trusted (Bochs claims a PMU that never counts). */
-#include "boot/cpu.h"
+#include "lib/cpu.h"
 #include "pmu/pmu_msr.h"
 #include "pmu/pmu_probe.h"
 

@@ -1,7 +1,7 @@
 /* perfctr-xen's paravirtual counters: a-mode by Sum/Start offsets, i-mode by save/restore with a virtual interrupt. */
 #include "hv/vcpu_pmu.h"
 #include "pmu/backend.h"
-#include "pmu/include/perfvisor_pmu_read.h"
+#include "include/perfvisor/pmu_read.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_msr.h"
 #include "pmu/pv.h"

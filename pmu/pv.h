@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "pmu/include/perfvisor_pmu.h"
+#include "include/perfvisor/pmu.h"
 #include "pmu/soft_classify.h"
 
 /* VCPUs per domain the PV PMU serves (hv/domcfg.h DOM_VCPUS_MAX). */

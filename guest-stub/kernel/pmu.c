@@ -5,7 +5,7 @@
 
 #include "guest-stub/kernel/internal.h"
 #include "guest-stub/kernel/pmu_backend.h"
-#include "hv/include/perfvisor_hypercall.h"
+#include "include/perfvisor/hypercall.h"
 
 #define CR4_PCE		(1ull << 8)	/* RDPMC at CPL 3 (SDM Vol. 3A, "Control Registers") */
 #define EVTSEL_EN	(1ull << 22)

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "guest-stub/rt/rt.h"
-#include "pmu/include/perfvisor_pmu_read.h"
+#include "include/perfvisor/pmu_read.h"
 
 /* SYS_PMU operations: RDI is the operation, RSI its argument; negative results are errors. */
 enum kpmu_op {

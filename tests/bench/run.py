@@ -159,7 +159,7 @@ def switch_pmu(mode, counters):
 
 def amode_seven(runs):
     raise NotAvailable("a thread's control carries 4 counters (PV_PMU_COUNTERS in "
-                       "perfvisor_pmu.h): no 7-counter a-mode switch exists")
+                       "include/perfvisor/pmu.h): no 7-counter a-mode switch exists")
 
 
 def share_totals(run, n):

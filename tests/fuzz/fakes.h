@@ -183,7 +183,7 @@ static inline void fake_ram_fill(struct fake_ram *r, struct fz *in, unsigned rec
  * silent console.
  */
 #pragma clang attribute push(__attribute__((no_sanitize("coverage"))), apply_to = function)
-#include "boot/printk.c"
+#include "lib/printk.c"
 #pragma clang attribute pop
 
 void con_write(const char *s, size_t len)

@@ -1,6 +1,6 @@
-/* Fuzz target for boot/cmdline.c: cmdline_parse() with the hypervisor's options and every kind. */
-#include "boot/cmdline.c"
-#include "boot/multiboot.h"
+/* Fuzz target for lib/cmdline.c: cmdline_parse() with the hypervisor's options and every kind. */
+#include "lib/cmdline.c"
+#include "lib/multiboot.h"
 #define FZ_PRINTK
 #include "tests/fuzz/fakes.h"
 

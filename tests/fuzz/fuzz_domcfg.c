@@ -1,6 +1,6 @@
 /* Fuzz target for hv/domcfg.c: dom_config_parse() of any module string, for any domain index. */
-#include "boot/cmdline.c"
-#include "boot/multiboot.h"
+#include "lib/cmdline.c"
+#include "lib/multiboot.h"
 #include "hv/domcfg.c"
 #define FZ_PRINTK
 #include "tests/fuzz/fakes.h"

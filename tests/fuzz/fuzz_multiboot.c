@@ -1,5 +1,5 @@
-/* Fuzz target for boot/multiboot.c: mb_parse() over a memory window that is the input itself. */
-#include "boot/multiboot.c"
+/* Fuzz target for lib/multiboot.c: mb_parse() over a memory window that is the input itself. */
+#include "lib/multiboot.c"
 #define FZ_PRINTK
 #include "tests/fuzz/fakes.h"
 

@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "tests/unit/unit.h"
-#include "boot/cmdline.c"
-#include "boot/printk.c"
+#include "lib/cmdline.c"
+#include "lib/printk.c"
 #include "hv/domcfg.c"
 
 /* printk.c writes to the console; these tests use only its formatting. */

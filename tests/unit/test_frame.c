@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "tests/unit/unit.h"
-#include "boot/frame.c"
+#include "lib/frame.c"
 
 /* The test's RAM stands for physical [RAM_PA, RAM_END). */
 #define RAM_PA		0x100000ull

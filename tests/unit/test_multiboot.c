@@ -5,8 +5,8 @@
 #include <sanitizer/asan_interface.h>
 
 #include "tests/unit/unit.h"
-#include "boot/multiboot.c"
-#include "boot/printk.c"
+#include "lib/multiboot.c"
+#include "lib/printk.c"
 
 /* printk.c writes to the console; these tests use only its formatting. */
 void con_write(const char *s, size_t len)

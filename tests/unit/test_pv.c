@@ -1,8 +1,8 @@
-/* Unit tests for pmu/pv.c and the guest read protocol of perfvisor_pmu_read.h, end to end. */
+/* Unit tests for pmu/pv.c and the guest read protocol of include/perfvisor/pmu_read.h, end to end. */
 #include <string.h>
 
 #include "tests/unit/unit.h"
-#include "pmu/include/perfvisor_pmu_read.h"
+#include "include/perfvisor/pmu_read.h"
 #include "pmu/vpmu.c"
 #include "pmu/pv.c"
 

@@ -4,14 +4,14 @@
 
 #include <stdint.h>
 
-#include "hv/include/perfvisor_hypercall.h"
+#include "include/perfvisor/hypercall.h"
 
 #define PV_PMU_VERSION		1
 #define PV_PMU_COUNTERS		4	/* per thread: the guest's 4 general counters */
 #define PV_PMU_AREA_STRIDE	4096	/* one page per VCPU in the shared area */
 
 /*
- * Hypercalls (VMCALL, see perfvisor_hypercall.h for registers and errors). i-mode counter values
+ * Hypercalls (VMCALL, see include/perfvisor/hypercall.h for registers and errors). i-mode counter values
  * are 48-bit, a-mode ones `width`-bit (the page), returned and taken as unsigned 64-bit numbers.
  *
  * HC_PMU_SETUP(area, nvcpus): the shared area is nvcpus consecutive pages of guest RAM at the

@@ -1,6 +1,6 @@
 /* The hypervisor console: COM1 16550 and the 0xE9 debug port. */
-#ifndef PERFVISOR_BOOT_CONSOLE_H
-#define PERFVISOR_BOOT_CONSOLE_H
+#ifndef PERFVISOR_LIB_CONSOLE_H
+#define PERFVISOR_LIB_CONSOLE_H
 
 #include <stddef.h>
 

@@ -1,8 +1,8 @@
 /* A test-and-test-and-set spinlock for the few structures the PCPUs share. */
-#ifndef PERFVISOR_BOOT_SPINLOCK_H
-#define PERFVISOR_BOOT_SPINLOCK_H
+#ifndef PERFVISOR_LIB_SPINLOCK_H
+#define PERFVISOR_LIB_SPINLOCK_H
 
-#include "boot/cpu.h"
+#include "lib/cpu.h"
 
 struct spinlock {
 	volatile int locked;

@@ -1,8 +1,8 @@
 /* Multiboot v1 boot information parsing: every address and length is checked against the window. */
 #include <stdarg.h>
 
-#include "boot/multiboot.h"
-#include "boot/printk.h"
+#include "lib/multiboot.h"
+#include "lib/printk.h"
 
 /* Multiboot 0.6.96 3.3: field offsets in the boot information structure. */
 #define MBI_MEM_LOWER	4

@@ -1,7 +1,7 @@
 /* String and memory functions; memset/memcpy use x86 string instructions (guest RAM is zeroed with them). */
 #include <stdint.h>
 
-#include "boot/string.h"
+#include "lib/string.h"
 
 /* Eight bytes per iteration, then the tail (SDM Vol. 2B REP STOS; DF is clear in the hypervisor). */
 void *memset(void *dst, int c, size_t n)

@@ -1,8 +1,8 @@
 /* Option strings: key=value tokens and a table-driven parser that names every problem. */
 #include <stdarg.h>
 
-#include "boot/cmdline.h"
-#include "boot/printk.h"
+#include "lib/cmdline.h"
+#include "lib/printk.h"
 
 #define SHOW_MAX	40	/* quoted user text is cut here so the rest of a message fits */
 

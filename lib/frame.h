@@ -1,6 +1,6 @@
 /* Physical frame allocator: 4 KiB frames of usable RAM below 4 GiB, never a reserved one. */
-#ifndef PERFVISOR_BOOT_FRAME_H
-#define PERFVISOR_BOOT_FRAME_H
+#ifndef PERFVISOR_LIB_FRAME_H
+#define PERFVISOR_LIB_FRAME_H
 
 #include <stddef.h>
 #include <stdint.h>

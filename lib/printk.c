@@ -2,9 +2,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "boot/console.h"
-#include "boot/printk.h"
-#include "boot/spinlock.h"
+#include "lib/console.h"
+#include "lib/printk.h"
+#include "lib/spinlock.h"
 
 int log_level = LOG_INFO;
 

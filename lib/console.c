@@ -1,6 +1,6 @@
 /* Polled COM1 output at 115200 8N1, mirrored to port 0xE9 (Bochs/QEMU debug console). */
-#include "boot/console.h"
-#include "boot/cpu.h"
+#include "lib/console.h"
+#include "lib/cpu.h"
 
 #define COM1		0x3F8
 #define LSR_THRE	0x20	/* transmit holding register empty */

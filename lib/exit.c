@@ -1,8 +1,8 @@
 /* hv_exit(): print "perfvisor: EXIT <code>", then leave QEMU (isa-debug-exit) or Bochs (shutdown port), else halt. */
-#include "boot/console.h"
-#include "boot/cpu.h"
-#include "boot/exit.h"
-#include "boot/printk.h"
+#include "lib/console.h"
+#include "lib/cpu.h"
+#include "lib/exit.h"
+#include "lib/printk.h"
 
 void hv_exit(int code)
 {

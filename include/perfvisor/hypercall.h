@@ -15,7 +15,7 @@
 					 * not counting the soft PMU's single-step exits */
 #define HC_BASE_COUNT		5	/* the first number that is not a base hypercall */
 
-/* Hypercalls of the paravirtual PMU start here (pmu/include/perfvisor_pmu.h). */
+/* Hypercalls of the paravirtual PMU start here (include/perfvisor/pmu.h). */
 #define HC_PMU_BASE		0x100
 
 #define PV_EPERM	1	/* not allowed from this CPL */

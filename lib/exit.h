@@ -1,6 +1,6 @@
 /* Ending a run: the verdict line, then the emulator's exit ports, then halt. */
-#ifndef PERFVISOR_BOOT_EXIT_H
-#define PERFVISOR_BOOT_EXIT_H
+#ifndef PERFVISOR_LIB_EXIT_H
+#define PERFVISOR_LIB_EXIT_H
 
 /* Overall verdicts the hypervisor itself produces (domains' own codes are reported separately). */
 enum hv_exit_code {

@@ -1,12 +1,12 @@
 /* Multiboot v1 boot information: checked parsing through a window on physical memory. */
-#ifndef PERFVISOR_BOOT_MULTIBOOT_H
-#define PERFVISOR_BOOT_MULTIBOOT_H
+#ifndef PERFVISOR_LIB_MULTIBOOT_H
+#define PERFVISOR_LIB_MULTIBOOT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "boot/frame.h"
+#include "lib/frame.h"
 
 /* Multiboot 0.6.96 3.3: the flags bits this parser reads. */
 #define MB_INFO_MEMORY		(1u << 0)

@@ -1,6 +1,6 @@
 /* Option strings (command line, module strings): key=value tokens and a table-driven parser. */
-#ifndef PERFVISOR_BOOT_CMDLINE_H
-#define PERFVISOR_BOOT_CMDLINE_H
+#ifndef PERFVISOR_LIB_CMDLINE_H
+#define PERFVISOR_LIB_CMDLINE_H
 
 #include <stdbool.h>
 #include <stddef.h>

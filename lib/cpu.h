@@ -1,6 +1,6 @@
 /* Inline wrappers for the x86 instructions the hypervisor uses outside VMX: ports, MSRs, CPUID, control registers. */
-#ifndef PERFVISOR_BOOT_CPU_H
-#define PERFVISOR_BOOT_CPU_H
+#ifndef PERFVISOR_LIB_CPU_H
+#define PERFVISOR_LIB_CPU_H
 
 #include <stdint.h>
 

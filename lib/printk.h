@@ -1,6 +1,6 @@
 /* Formatted output for the hypervisor: snprintf-style formatting and levelled console messages. */
-#ifndef PERFVISOR_BOOT_PRINTK_H
-#define PERFVISOR_BOOT_PRINTK_H
+#ifndef PERFVISOR_LIB_PRINTK_H
+#define PERFVISOR_LIB_PRINTK_H
 
 #include <stdarg.h>
 #include <stddef.h>

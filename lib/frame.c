@@ -1,8 +1,8 @@
 /* Physical frame allocator: two bitmaps (managed, free) over usable RAM from 1 MiB to 4 GiB. */
 #include <stdbool.h>
 
-#include "boot/frame.h"
-#include "boot/spinlock.h"
+#include "lib/frame.h"
+#include "lib/spinlock.h"
 
 #define LOW_END		0x100000ull	/* below: IVT, BIOS data, EBDA, ROMs, AP start-up code */
 #define HIGH_END	0x100000000ull	/* the hypervisor identity-maps only the low 4 GiB */

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "pmu/include/perfvisor_pmu.h"
+#include "include/perfvisor/pmu.h"
 
 /*
  * Widths (seed 003, 4.2.1). A physical counter is `width` bits (area->width: 48, or 40 on older

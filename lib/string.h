@@ -1,6 +1,6 @@
 /* The standard string and memory functions, for freestanding hypervisor code. */
-#ifndef PERFVISOR_BOOT_STRING_H
-#define PERFVISOR_BOOT_STRING_H
+#ifndef PERFVISOR_LIB_STRING_H
+#define PERFVISOR_LIB_STRING_H
 
 #include <stddef.h>
 
