@@ -17,8 +17,14 @@ GUEST_LDFLAGS := -nostdlib -static -no-pie -Wl,-T,guest-stub/guest.ld -Wl,-z,max
 GUEST_LIBS := -Wl,--start-group $(GUEST_NEWLIB)/lib/libc.a $(GUEST_NEWLIB)/lib/libm.a \
 	$(shell $(GUEST_CC) -print-libgcc-file-name) -Wl,--end-group
 
-# Every .c file directly in guest-stub/ is one guest.
-GUEST_NAMES := $(basename $(notdir $(wildcard guest-stub/*.c)))
+# Every .c file in a purpose folder is one guest, built as build/guest/NAME.elf: names are
+# unique across the folders (the scenarios name guests without their folder).
+GUEST_DIRS := guest-stub/tests guest-stub/bench guest-stub/validate
+GUEST_NAMES := $(basename $(notdir $(wildcard $(addsuffix /*.c,$(GUEST_DIRS)))))
+ifneq ($(words $(GUEST_NAMES)),$(words $(sort $(GUEST_NAMES))))
+$(error guest-stub: two guests share a name: $(GUEST_NAMES))
+endif
+vpath %.c $(GUEST_DIRS)
 GUEST_ELFS := $(GUEST_NAMES:%=$(GUEST_OUT)/%.elf)
 GUEST_RT_OBJS := $(patsubst guest-stub/%,$(GUEST_OUT)/obj/%.o, \
 	$(wildcard guest-stub/rt/*.S guest-stub/rt/*.c))
@@ -34,13 +40,13 @@ GUEST_USER_LIB_OBJS := $(patsubst guest-stub/%,$(GUEST_OUT)/obj/%.o,$(wildcard g
 GUEST_OBJ_DEPS := $(GUEST_NEWLIB_STAMP) guest-stub/guest.mk
 
 # Made through pattern rules only: without this make deletes them as intermediates.
-.SECONDARY: $(GUEST_NAMES:%=$(GUEST_OUT)/obj/%.c.o) $(GUEST_RT_OBJS) $(GUEST_KERNEL_OBJS) \
+.SECONDARY: $(GUEST_NAMES:%=$(GUEST_OUT)/obj/main/%.c.o) $(GUEST_RT_OBJS) $(GUEST_KERNEL_OBJS) \
 	$(GUEST_USER_LIB_OBJS)
 
 .PHONY: guests
 guests: $(GUEST_ELFS)
 
-$(GUEST_OUT)/%.elf: $(GUEST_OUT)/obj/%.c.o $(GUEST_RT_OBJS) $(GUEST_USER_LIB) $(GUEST_KERNEL_LIB) \
+$(GUEST_OUT)/%.elf: $(GUEST_OUT)/obj/main/%.c.o $(GUEST_RT_OBJS) $(GUEST_USER_LIB) $(GUEST_KERNEL_LIB) \
 		guest-stub/guest.ld
 	@echo "  LD      $@"
 	@$(GUEST_CC) $(GUEST_LDFLAGS) -o $@ $(GUEST_RT_OBJS) $< $(GUEST_USER_LIB) $(GUEST_KERNEL_LIB) \
@@ -61,6 +67,12 @@ $(GUEST_OUT)/obj/%.c.o: guest-stub/%.c $(GUEST_OBJ_DEPS)
 	@echo "  CC      $<"
 	@$(GUEST_CC) $(GUEST_CFLAGS) -c -o $@ $<
 
+# A guest's own file, found in its purpose folder by vpath.
+$(GUEST_OUT)/obj/main/%.c.o: %.c $(GUEST_OBJ_DEPS)
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	@$(GUEST_CC) $(GUEST_CFLAGS) -c -o $@ $<
+
 $(GUEST_OUT)/obj/%.S.o: guest-stub/%.S $(GUEST_OBJ_DEPS)
 	@mkdir -p $(@D)
 	@echo "  AS      $<"
@@ -71,7 +83,7 @@ $(GUEST_NEWLIB_STAMP): scripts/deps.sh
 	@bash scripts/deps.sh
 	@touch $@
 
--include $(wildcard $(GUEST_OUT)/obj/*.d $(GUEST_OUT)/obj/rt/*.d $(GUEST_OUT)/obj/kernel/*.d \
+-include $(wildcard $(GUEST_OUT)/obj/main/*.d $(GUEST_OUT)/obj/rt/*.d $(GUEST_OUT)/obj/kernel/*.d \
 	$(GUEST_OUT)/obj/lib/*.d)
 
 # The validation workloads and their guests.

@@ -16,7 +16,7 @@ $(WL_LIB): $(WL_OBJS)
 	@ar rcs $@ $^
 
 # Link 1 takes symtab_none.o from the archive; link 2 puts the table made from link 1 first.
-$(WL_ELFS): $(GUEST_OUT)/%.elf: $(GUEST_OUT)/obj/%.c.o $(GUEST_RT_OBJS) $(WL_LIB) \
+$(WL_ELFS): $(GUEST_OUT)/%.elf: $(GUEST_OUT)/obj/main/%.c.o $(GUEST_RT_OBJS) $(WL_LIB) \
 		$(GUEST_USER_LIB) $(GUEST_KERNEL_LIB) guest-stub/guest.ld \
 		guest-stub/workloads/symtab.sh
 	@echo "  LD      $@ (twice: symbol table)"

@@ -1,7 +1,7 @@
 # make bench: boots tests/bench/*.cfg, prints the figures and writes build/bench/results.json;
 # make bench-check (for make test): the same runs, checking only that the results are well-formed.
 
-BENCH_GUESTS := $(patsubst guest-stub/%.c,build/guest/%.elf,$(wildcard guest-stub/bench_*.c))
+BENCH_GUESTS := $(patsubst guest-stub/bench/%.c,build/guest/%.elf,$(wildcard guest-stub/bench/bench_*.c))
 
 .PHONY: bench bench-check
 

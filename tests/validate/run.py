@@ -109,7 +109,7 @@ def judge_counts(case, rows):
 
 
 def judge_profile(rows):
-    """Per thread and sampled event (guest-stub/pchase.c): a function's ratio is its share of
+    """Per thread and sampled event (guest-stub/validate/pchase.c): a function's ratio is its share of
     the four chasing functions' samples over its share of their cost (seed 003 table 3).
     Instructions and branches are exact: each function gets exactly cost / period samples,
     ratio 1. Cycles are not: within three standard deviations. And the four ranked by cost."""

@@ -2,7 +2,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "guest-stub/vpmu_test.h"
+#include "guest-stub/tests/vpmu_test.h"
 
 /* The guest's local xAPIC (SDM Vol. 3A 11.4.1, table 11-1). */
 #define APIC_BASE	0xFEE00000

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "guest-stub/kernel/kernel.h"
-#include "guest-stub/vpmu_test.h"
+#include "guest-stub/tests/vpmu_test.h"
 
 #define MSR_PMC(i)		(MSR_PMC0 + (i))
 #define MSR_A_PMC(i)		(MSR_A_PMC0 + (i))

@@ -1,7 +1,7 @@
 /* Path lengths of trapped operations and of one soft-PMU single-step, measured with RDTSC. */
 #include <stdint.h>
 
-#include "guest-stub/bench.h"
+#include "guest-stub/bench/bench.h"
 #include "include/perfvisor/hypercall.h"
 #include "pmu/pmu_msr.h"
 

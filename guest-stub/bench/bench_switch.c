@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "guest-stub/bench.h"
+#include "guest-stub/bench/bench.h"
 #include "include/perfvisor/pmu.h"
 #include "pmu/pmu_msr.h"
 

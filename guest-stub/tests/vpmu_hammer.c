@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "guest-stub/vpmu_test.h"
+#include "guest-stub/tests/vpmu_test.h"
 
 /* Every PMU MSR run with a neighbour below and room for 8 counters above (SDM Vol. 4 table 2-2). */
 static const struct msr_range {

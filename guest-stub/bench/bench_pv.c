@@ -2,7 +2,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "guest-stub/bench.h"
+#include "guest-stub/bench/bench.h"
 #include "guest-stub/kernel/kernel.h"
 #include "guest-stub/kernel/pmu.h"
 #include "guest-stub/lib/pvc.h"

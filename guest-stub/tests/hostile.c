@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "guest-stub/kernel/kernel.h"
-#include "guest-stub/vpmu_test.h"
+#include "guest-stub/tests/vpmu_test.h"
 #include "include/perfvisor/hypercall.h"
 #include "include/perfvisor/pmu.h"
 
