@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "lib/cpu.h"
+
 #define SEL_CODE	0x08
 #define SEL_DATA	0x10
 #define SEL_TSS		0x18
@@ -23,11 +25,6 @@ struct cpu_tables {
 	struct tss64 tss;
 	uint8_t ist_stack[4096] __attribute__((aligned(16)));
 };
-
-struct desc_ptr {
-	uint16_t limit;
-	uint64_t base;
-} __attribute__((packed));
 
 /* Builds and loads this CPU's GDT and TSS. */
 void gdt_load_cpu(struct cpu_tables *t);

@@ -8,6 +8,7 @@
 #include "lib/frame.h"
 #include "lib/multiboot.h"
 #include "lib/printk.h"
+#include "boot/cpu_init.h"
 #include "boot/trap.h"
 #include "hv/hv.h"
 #include "hv/pcpu.h"
@@ -105,7 +106,7 @@ void boot_main(uint32_t magic, uint32_t info_pa)
 	outb(0xA1, 0xFF);
 	idt_init();
 	fpu_enable();
-	pcpu_init_self(&pcpus[0]);
+	boot_cpu_init(&pcpus[0]);
 	pcpus[0].online = true;
 	printk("perfvisor 0.1: a hypervisor that virtualizes the performance counters\n");
 	if (magic != MULTIBOOT_LOADER_MAGIC) {
@@ -126,5 +127,5 @@ void boot_main(uint32_t magic, uint32_t info_pa)
 		hv_exit(EXIT_NO_VTX);
 	}
 	pmu_init((enum pmu_choice)pmu_choice);
-	hv_main(&boot_info);
+	hv_main(&boot_info, boot_cpu_init);
 }

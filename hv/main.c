@@ -11,7 +11,7 @@
 #include "hv/vmx.h"
 #include "pmu/pmu.h"
 
-void hv_main(const struct mb_boot_info *info)
+void hv_main(const struct mb_boot_info *info, void (*cpu_init)(struct pcpu *p))
 {
 	uint64_t total;
 
@@ -20,7 +20,7 @@ void hv_main(const struct mb_boot_info *info)
 	if (!vmx_init_global() || !vmx_enable_cpu())
 		hv_exit(EXIT_NO_VTX);
 	pmu_cpu_init();
-	smp_start_aps(sched_opts.max_cpus);
+	smp_start_aps(sched_opts.max_cpus, cpu_init);
 	if (!info->mod_count) {
 		printk("perfvisor: no domains to run (give each guest as a multiboot module)\n");
 		hv_exit(EXIT_OK);

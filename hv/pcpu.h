@@ -5,7 +5,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "boot/gdt.h"
 #include "lib/spinlock.h"
 
 #define MAX_PCPUS	8
@@ -18,7 +17,6 @@ struct pcpu {
 	unsigned index;
 	uint32_t apic_id;
 	volatile bool online;
-	struct cpu_tables tables;
 	uint64_t vmxon_pa;
 	struct vcpu *loaded;		/* whose VMCS is current on this CPU */
 	struct vcpu *running;		/* the VCPU this CPU is executing now, if any */
@@ -41,8 +39,5 @@ static inline struct pcpu *this_pcpu(void)
 	__asm__ volatile("mov %%gs:0, %0" : "=r"(p));
 	return p;
 }
-
-/* Sets up descriptor tables and GS for the calling CPU. */
-void pcpu_init_self(struct pcpu *p);
 
 #endif

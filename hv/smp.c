@@ -19,6 +19,8 @@ extern const char ap_tramp_start[], ap_tramp_end[];
 extern uint64_t ap_tramp_cr3, ap_tramp_stack, ap_tramp_pcpu;
 
 static volatile int aps_released;
+/* The boot path's per-CPU start-up (descriptor tables, GS), run first on every AP. */
+static void (*ap_cpu_init)(struct pcpu *p);
 uint64_t lapic_base = 0xFEE00000;
 
 void ap_main(struct pcpu *p);
@@ -68,8 +70,9 @@ static bool start_ap(struct pcpu *p)
 	return p->online;
 }
 
-void smp_start_aps(unsigned max_cpus)
+void smp_start_aps(unsigned max_cpus, void (*cpu_init)(struct pcpu *p))
 {
+	ap_cpu_init = cpu_init;
 	const struct fw_window w = { (const uint8_t *)0, 0, 1ull << 32 };
 	struct fw_cpus fw;
 	const char *err = fw_cpus_find(&w, &fw);
@@ -107,7 +110,7 @@ void smp_release_aps(void)
 void ap_main(struct pcpu *p)
 {
 	fpu_enable();
-	pcpu_init_self(p);
+	ap_cpu_init(p);
 	if (!vmx_enable_cpu())
 		cpu_halt_forever();
 	pmu_cpu_init();

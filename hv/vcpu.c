@@ -209,21 +209,24 @@ void vcpu_start_real_mode(struct vcpu *v, uint8_t vector)
 /* Host state that differs per PCPU (SDM Vol. 3C 25.5); the rest is the same everywhere. */
 static void write_host_state(struct pcpu *p)
 {
+	struct vmx_host_segs h;
+
+	vmx_host_segs(&h);
 	vmwrite(VMCS_HOST_CR0, read_cr0());
 	vmwrite(VMCS_HOST_CR3, read_cr3());
 	vmwrite(VMCS_HOST_CR4, read_cr4());
-	vmwrite(VMCS_HOST_CS_SEL, SEL_CODE);
-	vmwrite(VMCS_HOST_SS_SEL, SEL_DATA);
-	vmwrite(VMCS_HOST_DS_SEL, SEL_DATA);
-	vmwrite(VMCS_HOST_ES_SEL, SEL_DATA);
+	vmwrite(VMCS_HOST_CS_SEL, h.cs);
+	vmwrite(VMCS_HOST_SS_SEL, h.ds);
+	vmwrite(VMCS_HOST_DS_SEL, h.ds);
+	vmwrite(VMCS_HOST_ES_SEL, h.ds);
 	vmwrite(VMCS_HOST_FS_SEL, 0);
 	vmwrite(VMCS_HOST_GS_SEL, 0);
-	vmwrite(VMCS_HOST_TR_SEL, SEL_TSS);
+	vmwrite(VMCS_HOST_TR_SEL, h.tr);
 	vmwrite(VMCS_HOST_FS_BASE, 0);
 	vmwrite(VMCS_HOST_GS_BASE, (uint64_t)p);
-	vmwrite(VMCS_HOST_TR_BASE, (uint64_t)&p->tables.tss);
-	vmwrite(VMCS_HOST_GDTR_BASE, (uint64_t)p->tables.gdt);
-	vmwrite(VMCS_HOST_IDTR_BASE, vmx_host_idt_base());
+	vmwrite(VMCS_HOST_TR_BASE, h.tr_base);
+	vmwrite(VMCS_HOST_GDTR_BASE, h.gdt_base);
+	vmwrite(VMCS_HOST_IDTR_BASE, h.idt_base);
 	vmwrite(VMCS_HOST_SYSENTER_CS, 0);
 	vmwrite(VMCS_HOST_SYSENTER_ESP, 0);
 	vmwrite(VMCS_HOST_SYSENTER_EIP, 0);

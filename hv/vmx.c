@@ -69,12 +69,20 @@ bool vmx_init_global(void)
 	return true;
 }
 
-uint64_t vmx_host_idt_base(void)
+void vmx_host_segs(struct vmx_host_segs *h)
 {
-	struct desc_ptr idtr;
+	struct desc_ptr gdtr, idtr;
+	const uint64_t *tss_desc;
 
-	__asm__ volatile("sidt %0" : "=m"(idtr));
-	return idtr.base;
+	__asm__ volatile("sgdt %0\n\tsidt %1" : "=m"(gdtr), "=m"(idtr));
+	__asm__ volatile("mov %%cs, %0\n\tmov %%ds, %1\n\tstr %2"
+			 : "=r"(h->cs), "=r"(h->ds), "=r"(h->tr));
+	h->gdt_base = gdtr.base;
+	h->idt_base = idtr.base;
+	/* SDM Vol. 3A 7.2.3: the 16-byte TSS descriptor scatters base bits 0-23, 24-31, 32-63. */
+	tss_desc = (const uint64_t *)(gdtr.base + (h->tr & ~7u));
+	h->tr_base = ((tss_desc[0] >> 16) & 0xFFFFFF) | (((tss_desc[0] >> 56) & 0xFF) << 24) |
+		     (tss_desc[1] << 32);
 }
 
 bool vmx_enter(struct vcpu *v)

@@ -22,7 +22,12 @@ extern uint64_t vmx_msr_bitmap_pa;
 bool vmx_enable_cpu(void);
 /* Allocates the shared MSR bitmap: every MSR traps except those listed as passed through. */
 bool vmx_init_global(void);
-uint64_t vmx_host_idt_base(void);
+/* The calling CPU's own segment selectors and descriptor-table bases: a VMCS's host state. */
+struct vmx_host_segs {
+	uint16_t cs, ds, tr;
+	uint64_t gdt_base, idt_base, tr_base;
+};
+void vmx_host_segs(struct vmx_host_segs *h);
 /* Enters v (launch or resume) until the next exit; false if the entry itself failed. */
 bool vmx_enter(struct vcpu *v);
 /* Describes a failed VM entry in words: which check, which field. */

@@ -4,6 +4,12 @@
 
 #include <stdint.h>
 
+/* The operand of LGDT/LIDT/SGDT/SIDT in 64-bit mode (SDM Vol. 3A 3.5.1). */
+struct desc_ptr {
+	uint16_t limit;
+	uint64_t base;
+} __attribute__((packed));
+
 static inline void outb(uint16_t port, uint8_t v)
 {
 	__asm__ volatile("outb %0, %1" : : "a"(v), "Nd"(port));
