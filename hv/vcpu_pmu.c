@@ -10,7 +10,7 @@
 #include "hv/vcpu_pmu.h"
 #include "hv/vmx_caps.h"
 #include "hv/vmx_ops.h"
-#include "pmu/pmu_msr.h"
+#include "include/x86/pmu_msr.h"
 
 unsigned vcpu_pmu_cpl(struct vcpu *v)
 {

@@ -5,7 +5,7 @@
 #include "pmu/backend.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_hw.h"
-#include "pmu/pmu_msr.h"
+#include "include/x86/pmu_msr.h"
 #include "pmu/pmu_probe.h"
 #include "pmu/pv.h"
 

@@ -1,6 +1,6 @@
 /* Probes the architectural PMU by behaviour: CPUID.0AH alone is not trusted (Bochs claims a PMU that never counts). */
 #include "lib/cpu.h"
-#include "pmu/pmu_msr.h"
+#include "include/x86/pmu_msr.h"
 #include "pmu/pmu_probe.h"
 
 struct pmu_hw_info pmu_hw;

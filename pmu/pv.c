@@ -3,7 +3,7 @@
 #include "pmu/backend.h"
 #include "include/perfvisor/pmu_read.h"
 #include "pmu/pmu.h"
-#include "pmu/pmu_msr.h"
+#include "include/x86/pmu_msr.h"
 #include "pmu/pv.h"
 
 #define PV_MAX_PCPUS	8

@@ -1,5 +1,5 @@
 /* Counting in one VCPU's virtual PMU: power-on state, which counter counts what, and overflow. */
-#include "pmu/pmu_msr.h"
+#include "include/x86/pmu_msr.h"
 #include "pmu/vpmu.h"
 
 /* Event select | umask of each event a GP counter can count here (SDM Vol. 3B table 20-1). */

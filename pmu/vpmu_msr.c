@@ -1,7 +1,7 @@
 /* What a guest sees of its virtual PMU through CPUID.0AH, RDMSR/WRMSR and RDPMC. */
 #include <stddef.h>
 
-#include "pmu/pmu_msr.h"
+#include "include/x86/pmu_msr.h"
 #include "pmu/vpmu.h"
 
 /* The kinds of PMU MSR. */

@@ -3,7 +3,7 @@
 
 #include "guest-stub/bench/bench.h"
 #include "include/perfvisor/hypercall.h"
-#include "pmu/pmu_msr.h"
+#include "include/x86/pmu_msr.h"
 
 /* The stepped loop runs SHORT_ITERS and LONG_ITERS times; their difference is what counts. */
 #define SHORT_ITERS	2

@@ -6,7 +6,7 @@
 
 #include "guest-stub/bench/bench.h"
 #include "include/perfvisor/pmu.h"
-#include "pmu/pmu_msr.h"
+#include "include/x86/pmu_msr.h"
 
 #define COUNTS_BOTH	(EVTSEL_USR | EVTSEL_OS | EVTSEL_EN)
 /* IA32_FIXED_CTR_CTRL: count at both rings (OS | USR). */

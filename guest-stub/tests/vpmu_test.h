@@ -12,7 +12,7 @@
 
 /*
  * Architectural PMU MSRs (SDM Vol. 4 table 2-2), written down again from the SDM rather than
- * taken from pmu/pmu_msr.h, so that a wrong number there is a failed check here.
+ * taken from include/x86/pmu_msr.h, so that a wrong number there is a failed check here.
  */
 #define MSR_PMC0		0xC1
 #define MSR_PERFEVTSEL0		0x186

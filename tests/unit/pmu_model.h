@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "pmu/pmu_msr.h"
+#include "include/x86/pmu_msr.h"
 
 #define MODEL_MAX_GP	8
 #define MODEL_MAX_FIXED	4

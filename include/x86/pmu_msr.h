@@ -1,6 +1,6 @@
 /* Architectural performance-monitoring MSRs and bit fields (SDM Vol. 3B chapter 20, Vol. 4 table 2-2). */
-#ifndef PERFVISOR_PMU_PMU_MSR_H
-#define PERFVISOR_PMU_PMU_MSR_H
+#ifndef PERFVISOR_X86_PMU_MSR_H
+#define PERFVISOR_X86_PMU_MSR_H
 
 #define MSR_IA32_PMC0			0xC1
 #define MSR_IA32_PERFEVTSEL0		0x186
