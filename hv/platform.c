@@ -6,7 +6,7 @@
 #include "lib/string.h"
 #include "hv/platform.h"
 #include "hv/vmx_caps.h"
-#include "pmu/pmu_probe.h"
+#include "pmu/pmu.h"
 
 static const char *yes_no(bool b)
 {

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "pmu/soft_classify.h"
+#include "pmu/pmu.h"
 
 struct vcpu;
 

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "pmu/pmu_probe.h"
 #include "pmu/pv.h"
 #include "pmu/soft_classify.h"
 #include "pmu/vpmu.h"
