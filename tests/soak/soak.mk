@@ -1,5 +1,5 @@
-# make soak: the long run of issue 9, outside make test. tests/system/run.py judges each run
-# of tests/soak/soak.cfg; meanwhile every SOAK_PROGRESS seconds a line tells how far each
+# make soak: the long runs, outside make test: tests/system/run.py runs the stanzas of group
+# long (tests/system/soak.cfg); meanwhile every SOAK_PROGRESS seconds a line tells how far each
 # running soak has got (domains ended of domains started).
 SOAK_PROGRESS ?= 30
 SOAK_STARTED := '^perfvisor: domain [0-9]+ \(.*\): ELF'
@@ -19,10 +19,10 @@ endef
 
 .PHONY: soak
 soak: all
-	@echo "soak: the runs of tests/soak/soak.cfg, two at a time; progress every $(SOAK_PROGRESS) s"
+	@echo "soak: the tests of group long (tests/system/soak.cfg), two at a time; progress every $(SOAK_PROGRESS) s"
 	@start=$$(date +%s); stamp=$$(mktemp); \
 	( $(soak_progress) ) & progress=$$!; \
-	python3 tests/system/run.py --cfg tests/soak/soak.cfg; rc=$$?; \
+	python3 tests/system/run.py -G long; rc=$$?; \
 	kill $$progress 2>/dev/null; rm -f $$stamp; \
 	echo "soak: $$(( $$(date +%s) - start )) s in all"; \
 	exit $$rc

@@ -1,10 +1,12 @@
 # Targets that boot perfvisor in emulators: test-system, run, gdb, iso (included by the Makefile).
 
-# User knobs: EMU=bochs|qemu|kvm, SCENARIO=FILE, CPUS=N (run, gdb), T=regex (test-system).
+# User knobs: EMU=bochs|qemu|kvm, SCENARIO=FILE, CPUS=N (run, gdb); T=regex on the test name,
+# G=groups (test-system: the stanzas of tests/system/*.cfg, docs/testing.md).
 EMU ?= bochs
 SCENARIO ?= tests/scenarios/demo.cfg
 CPUS ?= 1
 T ?=
+G ?=
 
 SYS_RUN_TIMEOUT ?= 600
 SYS_RUN_LOG := build/run-log
@@ -20,7 +22,7 @@ SYS_RUN_BOOT = $(if $(filter bochs,$(EMU)),--iso $(SYS_RUN_ISO),--scenario $(SCE
 .PHONY: test-system run gdb iso
 
 test-system: all
-	python3 tests/system/run.py $(if $(T),'$(T)')
+	python3 tests/system/run.py $(if $(T),'$(T)') $(if $(G),-G '$(G)')
 
 # The exit status of scripts/run-emu.sh is the verdict; make turns any
 # non-zero one into its own status 2 after printing it as "Error N".
