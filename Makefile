@@ -55,8 +55,15 @@ include tests/fuzz/fuzz.mk
 include tests/validate/validate.mk
 include tests/bench/bench.mk
 
+# No lower layer includes a higher one (docs/architecture.md); the script's own test first
+# proves it catches a violation.
+.PHONY: check-layers
+check-layers:
+	$(Q)tests/unit/run.sh scripts/check-layers-test.py
+	$(Q)python3 scripts/check-layers.py
+
 # The layers of make test (docs/testing.md).
-TEST_LAYERS := test-unit test-system fuzz-smoke validate-quick bench-check
+TEST_LAYERS := check-layers test-unit test-system fuzz-smoke validate-quick bench-check
 
 # Every layer runs even if an earlier one fails; the status says whether all passed.
 test: deps
