@@ -1,5 +1,6 @@
 # make test-system: the system tests, stanzas of tests/system/*.cfg run by tests/system/run.py
-# (docs/testing.md). T=regex selects by name, G=groups by group (group long only when named).
+# (docs/testing.md), after run.py's own test. T=regex selects by name, G=groups by group
+# (group long only when named).
 # make soak: the tests of group long (tests/system/soak.cfg), outside make test; meanwhile every
 # SOAK_PROGRESS seconds a line tells how far each running soak has got (domains ended of
 # domains started).
@@ -8,6 +9,7 @@ G ?=
 
 .PHONY: test-system
 test-system: all
+	$(Q)tests/unit/run.sh tests/system/test_run.py
 	python3 tests/system/run.py $(if $(T),'$(T)') $(if $(G),-G '$(G)')
 
 SOAK_PROGRESS ?= 30
