@@ -10,52 +10,13 @@
 #include "guest-stub/lib/report.h"
 #include "guest-stub/lib/vpmu_test.h"
 #include "guest-stub/rt/rt.h"
+#include "include/perfvisor/fwcfg.h"
 #include "include/perfvisor/hypercall.h"
 #include "include/perfvisor/pmu.h"
+#include "include/x86/apic.h"
+#include "include/x86/msr.h"
 
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
-
-/* fw_cfg items (QEMU docs/specs/fw_cfg.rst). */
-#define FWCFG_SEL		0x510
-#define FWCFG_DATA		0x511
-#define FWCFG_SIGNATURE		0x00
-#define FWCFG_RAM_SIZE		0x03
-#define FWCFG_NB_CPUS		0x05
-
-/* The local xAPIC page and its registers (SDM Vol. 3A table 11-1). */
-#define APIC_BASE		0xFEE00000ull
-#define APIC_ID			0x020
-#define APIC_VERSION		0x030
-#define APIC_TPR		0x080
-#define APIC_EOI		0x0B0
-#define APIC_SPIV		0x0F0
-#define APIC_ESR		0x280
-#define APIC_ICR_LO		0x300
-#define APIC_ICR_HI		0x310
-#define APIC_LVT_TIMER		0x320
-#define APIC_LVT_PMC		0x340
-#define APIC_TIMER_ICR		0x380
-#define APIC_TIMER_DCR		0x3E0
-#define SPIV_ENABLE		(1u << 8)
-#define LVT_MASKED		(1u << 16)
-#define LVT_PERIODIC		(1u << 17)
-#define DCR_DIVIDE_1		0xB
-#define ESR_SEND_ILLEGAL	(1u << 5)
-#define ESR_ILLEGAL_REG		(1u << 7)
-/* ICR: delivery mode in bits 10:8, logical destination, level, shorthand (SDM Vol. 3A 11.6.1). */
-#define ICR_FIXED		0x000
-#define ICR_LOWEST		0x100
-#define ICR_SMI			0x200
-#define ICR_RESERVED		0x300
-#define ICR_NMI			0x400
-#define ICR_INIT		0x500
-#define ICR_SIPI		0x600
-#define ICR_EXTINT		0x700
-#define ICR_LOGICAL		(1u << 11)
-#define ICR_ASSERT		(1u << 14)
-#define ICR_SELF		(1u << 18)
-#define ICR_ALL			(2u << 18)
-#define ICR_OTHERS		(3u << 18)
 
 /* Vectors of this guest's own interrupt handlers; any other vector from 32 up is "stray". */
 #define VEC_PMI			0x50
@@ -111,12 +72,12 @@ static uint64_t fwcfg_number(uint16_t key, size_t len)
 
 static void apic_write(unsigned off, uint32_t val)
 {
-	*(volatile uint32_t *)(uintptr_t)(APIC_BASE + off) = val;
+	*(volatile uint32_t *)(uintptr_t)(APIC_DEFAULT_BASE + off) = val;
 }
 
 static uint32_t apic_read(unsigned off)
 {
-	return *(volatile uint32_t *)(uintptr_t)(APIC_BASE + off);
+	return *(volatile uint32_t *)(uintptr_t)(APIC_DEFAULT_BASE + off);
 }
 
 static void apic_ipi(uint8_t dest, uint32_t icr_lo)
@@ -129,8 +90,8 @@ static void apic_ipi(uint8_t dest, uint32_t icr_lo)
 static void start_vcpu(uint8_t id, const uint8_t *code, size_t len)
 {
 	memcpy((void *)(uintptr_t)SIPI_PAGE, code, len);
-	apic_ipi(id, ICR_INIT | ICR_ASSERT);
-	apic_ipi(id, ICR_SIPI | ICR_ASSERT | SIPI_VECTOR);
+	apic_ipi(id, APIC_ICR_INIT | APIC_ICR_ASSERT);
+	apic_ipi(id, APIC_ICR_SIPI | APIC_ICR_ASSERT | SIPI_VECTOR);
 }
 
 static volatile uint32_t *const sipi_counter = (volatile uint32_t *)(uintptr_t)SIPI_COUNTER;
@@ -188,7 +149,7 @@ static void install_stray_gates(void)
 static void apic_garbage(void)
 {
 	static const uint32_t garbage[] = { 0xFFFFFFFF, 0x5A5A5A5A, 0xA5A5A5A5, 0 };
-	volatile uint8_t *page = (volatile uint8_t *)(uintptr_t)APIC_BASE;
+	volatile uint8_t *page = (volatile uint8_t *)(uintptr_t)APIC_DEFAULT_BASE;
 	uint64_t sink = 0;
 
 	for (unsigned off = 0; off < 0x1000; off += 0x10) {
@@ -210,21 +171,22 @@ static void apic_garbage(void)
 static unsigned apic_bad_ipis(void)
 {
 	static const uint32_t modes[] = {
-		ICR_FIXED | VEC_FIXED_IPI, ICR_LOWEST | VEC_FIXED_IPI, ICR_SMI, ICR_RESERVED,
-		ICR_NMI, ICR_INIT | ICR_ASSERT, ICR_SIPI | SIPI_VECTOR, ICR_EXTINT,
+		APIC_ICR_FIXED | VEC_FIXED_IPI, APIC_ICR_LOWEST | VEC_FIXED_IPI, APIC_ICR_SMI,
+		APIC_ICR_RESERVED, APIC_ICR_NMI, APIC_ICR_INIT | APIC_ICR_ASSERT,
+		APIC_ICR_SIPI | SIPI_VECTOR, APIC_ICR_EXTINT,
 	};
 	unsigned sent = 0;
 
 	/* Physical destinations 2..254 are nobody; 255 is everybody (SDM Vol. 3A 11.6.2.1). */
 	for (unsigned dest = 2; dest < 255; dest += 7)
 		for (unsigned m = 0; m < ARRAY_SIZE(modes); m++, sent++)
-			apic_ipi((uint8_t)dest, modes[m] | (dest & 1 ? ICR_LOGICAL : 0));
+			apic_ipi((uint8_t)dest, modes[m] | (dest & 1 ? APIC_ICR_LOGICAL : 0));
 	/* Illegal vectors 0-15 (11.5.2): a send error, no delivery. */
 	for (unsigned v = 0; v < 16; v++, sent++)
-		apic_ipi(0, ICR_FIXED | v);
-	apic_ipi(0xFF, ICR_FIXED | VEC_FIXED_IPI);
-	apic_ipi(0, ICR_SELF | ICR_FIXED | VEC_FIXED_IPI);
-	apic_ipi(0, ICR_ALL | ICR_NMI);
+		apic_ipi(0, APIC_ICR_FIXED | v);
+	apic_ipi(0xFF, APIC_ICR_FIXED | VEC_FIXED_IPI);
+	apic_ipi(0, APIC_ICR_SELF | APIC_ICR_FIXED | VEC_FIXED_IPI);
+	apic_ipi(0, APIC_ICR_ALL | APIC_ICR_NMI);
 	return sent + 3;
 }
 
@@ -236,12 +198,12 @@ static void apic_sipi_storm(void)
 	memcpy((void *)(uintptr_t)SIPI_PAGE, sipi_count_code, sizeof(sipi_count_code));
 	*sipi_counter = 0;
 	for (unsigned r = 0; r < STORM_ROUNDS; r++) {
-		apic_ipi(1, ICR_INIT | ICR_ASSERT);
-		apic_ipi(1, ICR_SIPI | SIPI_VECTOR);
-		apic_ipi(1, ICR_SIPI | SIPI_VECTOR);	/* a second SIPI: ignored */
-		apic_ipi(1, ICR_INIT);			/* INIT de-assert: no effect */
-		apic_ipi(0, ICR_OTHERS | ICR_INIT | ICR_ASSERT);
-		apic_ipi(0, ICR_OTHERS | ICR_SIPI | SIPI_VECTOR);
+		apic_ipi(1, APIC_ICR_INIT | APIC_ICR_ASSERT);
+		apic_ipi(1, APIC_ICR_SIPI | SIPI_VECTOR);
+		apic_ipi(1, APIC_ICR_SIPI | SIPI_VECTOR);	/* a second SIPI: ignored */
+		apic_ipi(1, APIC_ICR_INIT);			/* INIT de-assert: no effect */
+		apic_ipi(0, APIC_ICR_OTHERS | APIC_ICR_INIT | APIC_ICR_ASSERT);
+		apic_ipi(0, APIC_ICR_OTHERS | APIC_ICR_SIPI | SIPI_VECTOR);
 		sipis += 3;
 		hypercall(HC_YIELD, 0, 0, 0);	/* let VCPU 1 run between the rounds */
 	}
@@ -250,7 +212,7 @@ static void apic_sipi_storm(void)
 	report(*sipi_counter >= 1 && *sipi_counter <= sipis,
 		"apic: INIT/SIPI storm: VCPU 1 started %u times for %u SIPIs", *sipi_counter,
 		sipis);
-	apic_ipi(1, ICR_INIT | ICR_ASSERT);	/* VCPU 1 waits for a SIPI again */
+	apic_ipi(1, APIC_ICR_INIT | APIC_ICR_ASSERT);	/* VCPU 1 waits for a SIPI again */
 }
 
 static int case_apic(unsigned ncpus)
@@ -259,13 +221,15 @@ static int case_apic(unsigned ncpus)
 
 	install_stray_gates();
 	apic_garbage();
-	apic_write(APIC_SPIV, SPIV_ENABLE | 0xFF);
+	apic_write(APIC_SPIV, APIC_SPIV_ENABLE | 0xFF);
 	printf("hostile: apic: %u IPIs to APIC IDs that do not exist, of every delivery mode\n",
 	       apic_bad_ipis());
 	apic_write(APIC_ESR, 0);
 	esr = apic_read(APIC_ESR);
-	report(esr & ESR_ILLEGAL_REG, "apic: ESR shows the illegal register accesses (%#x)", esr);
-	report(esr & ESR_SEND_ILLEGAL, "apic: ESR shows the illegal vectors sent (%#x)", esr);
+	report(esr & APIC_ESR_ILLEGAL_REG, "apic: ESR shows the illegal register accesses (%#x)",
+	       esr);
+	report(esr & APIC_ESR_SEND_ILLEGAL, "apic: ESR shows the illegal vectors sent (%#x)",
+	       esr);
 	expect("apic: ID is read-only", apic_read(APIC_ID), 0);
 	expect("apic: version is read-only", apic_read(APIC_VERSION), version);
 	if (ncpus > 1)
@@ -285,7 +249,7 @@ static volatile unsigned timer_irqs;
 IRQ_HANDLER void timer_handler(void)
 {
 	if (++timer_irqs >= TIMER_STORM_IRQS)
-		apic_write(APIC_LVT_TIMER, LVT_MASKED);
+		apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
 	apic_write(APIC_EOI, 0);
 }
 
@@ -295,10 +259,10 @@ static int case_timer(void)
 
 	install_stray_gates();
 	rt_idt_set_gate(VEC_TIMER, timer_entry, 0);
-	apic_write(APIC_SPIV, SPIV_ENABLE | 0xFF);
+	apic_write(APIC_SPIV, APIC_SPIV_ENABLE | 0xFF);
 	apic_write(APIC_TPR, 0);
-	apic_write(APIC_TIMER_DCR, DCR_DIVIDE_1);
-	apic_write(APIC_LVT_TIMER, LVT_PERIODIC | VEC_TIMER);
+	apic_write(APIC_TIMER_DCR, APIC_DCR_DIVIDE_1);
+	apic_write(APIC_LVT_TIMER, APIC_LVT_PERIODIC | VEC_TIMER);
 	apic_write(APIC_TIMER_ICR, 1);
 	__asm__ volatile("sti");
 	while (timer_irqs < TIMER_STORM_IRQS && spins < TIMER_STORM_SPINS)
@@ -327,26 +291,27 @@ static int case_fwcfg(uint64_t ram, unsigned ncpus)
 			 i < 40 ? (uint16_t)(0x8000 + i) : (uint16_t)rnd();
 	sel[ARRAY_SIZE(sel) - 1] = 0xFFFF;
 	for (unsigned i = 0; i < ARRAY_SIZE(sel); i++) {
-		rt_outw(FWCFG_SEL, sel[i]);
+		rt_outw(FWCFG_PORT_SELECTOR, sel[i]);
 		for (unsigned b = 0; b < 16; b++)
-			sink += rt_inb(FWCFG_DATA);
+			sink += rt_inb(FWCFG_PORT_DATA);
 		/* Wrong sizes and directions on both ports, and the DMA ports after them. */
-		sink += rt_inw(FWCFG_DATA) + rt_inl(FWCFG_DATA) + rt_inw(FWCFG_SEL) + rt_inl(FWCFG_SEL);
-		rt_outb(FWCFG_DATA, (uint8_t)rnd());
-		rt_outw(FWCFG_DATA, (uint16_t)rnd());
-		rt_outl(FWCFG_DATA, (uint32_t)rnd());
-		rt_outb(FWCFG_SEL, (uint8_t)rnd());
-		rt_outl(FWCFG_SEL, (uint32_t)rnd());
-		for (uint16_t p = FWCFG_DATA + 1; p <= FWCFG_SEL + 0xB; p++) {
+		sink += rt_inw(FWCFG_PORT_DATA) + rt_inl(FWCFG_PORT_DATA) +
+			rt_inw(FWCFG_PORT_SELECTOR) + rt_inl(FWCFG_PORT_SELECTOR);
+		rt_outb(FWCFG_PORT_DATA, (uint8_t)rnd());
+		rt_outw(FWCFG_PORT_DATA, (uint16_t)rnd());
+		rt_outl(FWCFG_PORT_DATA, (uint32_t)rnd());
+		rt_outb(FWCFG_PORT_SELECTOR, (uint8_t)rnd());
+		rt_outl(FWCFG_PORT_SELECTOR, (uint32_t)rnd());
+		for (uint16_t p = FWCFG_PORT_DATA + 1; p <= FWCFG_PORT_SELECTOR + 0xB; p++) {
 			sink += rt_inl(p);
 			rt_outl(p, (uint32_t)rnd());
 		}
 		accesses += 16 + 9 + 2 * 10;
 	}
 	/* Far past the end of an item: the offset must not wrap into other data. */
-	rt_outw(FWCFG_SEL, FWCFG_RAM_SIZE);
+	rt_outw(FWCFG_PORT_SELECTOR, FWCFG_RAM_SIZE);
 	for (unsigned b = 0; b < FWCFG_LONG_READ; b++)
-		sink += rt_inb(FWCFG_DATA);
+		sink += rt_inb(FWCFG_PORT_DATA);
 	accesses += FWCFG_LONG_READ;
 	printf("hostile: fwcfg: %u garbage accesses (read sum %#llx)\n", accesses,
 	       (unsigned long long)sink);
@@ -409,7 +374,7 @@ static int case_pmi(void)
 	vt_gp_install();
 	install_stray_gates();
 	rt_idt_set_gate(VEC_PMI, pmi_entry, 0);
-	apic_write(APIC_SPIV, SPIV_ENABLE | 0xFF);
+	apic_write(APIC_SPIV, APIC_SPIV_ENABLE | 0xFF);
 	apic_write(APIC_LVT_PMC, VEC_PMI);
 	pmi_deadline = rt_rdtsc() + PMI_STORM_TICKS;
 	pmi_arm();
@@ -423,7 +388,7 @@ static int case_pmi(void)
 		pmis, (unsigned long long)spins);
 	report(pmis == PMI_STORM_PMIS || rt_rdtsc() >= pmi_deadline,
 		"pmi: the storm ended by the handler's bound");
-	report(lvtpc & LVT_MASKED, "pmi: the last PMI left LVTPC masked (%#llx)",
+	report(lvtpc & APIC_LVT_MASKED, "pmi: the last PMI left LVTPC masked (%#llx)",
 		(unsigned long long)lvtpc);
 	vt_pmu_quiet();
 	return report_summary();
@@ -456,7 +421,7 @@ static void craft_tables(uint64_t ram)
 	craft_pdpt[CRAFT_PD_OUTSIDE] = (ram + 0x200000) | PTE_P | PTE_RW;
 	craft_pdpt[CRAFT_1G_AT_0] = PTE_P | PTE_RW | PTE_PS;
 	craft_pdpt[CRAFT_1G_TOP] = 0x000FFFFFC0000000ull | PTE_P | PTE_RW | PTE_PS;
-	craft_pdpt[CRAFT_PD_IN_APIC] = APIC_BASE | PTE_P | PTE_RW;
+	craft_pdpt[CRAFT_PD_IN_APIC] = APIC_DEFAULT_BASE | PTE_P | PTE_RW;
 	craft_pdpt[CRAFT_PT_MAXPHYS] = (uintptr_t)craft_pd | PTE_P | PTE_RW;
 	craft_pd[0] = 0x000FFFFFFFFFF000ull | PTE_P | PTE_RW;
 	pml4[CRAFT_BASE >> 39] = (uintptr_t)craft_pdpt | PTE_P | PTE_RW;
@@ -478,7 +443,7 @@ static void bad_pointers_init(uint64_t ram)
 		{ "just past RAM", ram },
 		{ "8 bytes before the end of RAM, read 16", ram - 8 },
 		{ "3 GiB, outside RAM", 0xC0000000ull },
-		{ "the APIC page", APIC_BASE },
+		{ "the APIC page", APIC_DEFAULT_BASE },
 		{ "4 GiB, not mapped by the guest", 0x100000000ull },
 		{ "non-canonical 2^47", 1ull << 47 },
 		{ "non-canonical 2^63", 1ull << 63 },
@@ -603,7 +568,7 @@ static int case_pv(uint64_t ram)
 	expect("pv: SETUP for 2^32 + 1 VCPUs", hypercall(HC_PMU_SETUP, (uintptr_t)pv_area,
 	       (1ull << 32) + 1, 0), -PV_EINVAL);
 	expect("pv: SETUP past RAM", hypercall(HC_PMU_SETUP, ram, 1, 0), -PV_EINVAL);
-	expect("pv: SETUP at the APIC page", hypercall(HC_PMU_SETUP, APIC_BASE, 1, 0),
+	expect("pv: SETUP at the APIC page", hypercall(HC_PMU_SETUP, APIC_DEFAULT_BASE, 1, 0),
 	       -PV_EINVAL);
 	expect("pv: SETUP at 2^64 - 4096", hypercall(HC_PMU_SETUP, UINT64_MAX & ~0xFFFull, 1, 0),
 	       -PV_EINVAL);
@@ -789,7 +754,7 @@ static int user_hypercalls(void *arg)
 		HC_PMU_SET_VECTOR, HC_PMU_READ, HC_PMU_IACK, UINT64_MAX,
 	};
 	/* A valid buffer, and the APIC page, which the kernel maps for CPL 0 only. */
-	const uint64_t buffers[] = { (uintptr_t)text, APIC_BASE };
+	const uint64_t buffers[] = { (uintptr_t)text, APIC_DEFAULT_BASE };
 
 	(void)arg;
 	for (size_t i = 0; i < ARRAY_SIZE(numbers); i++)
@@ -899,7 +864,6 @@ static int case_cpuid(void)
  * 0xc0000000-0xc0001fff, the synthetic range 0x40000000-0x400000ff and random indexes. Every
  * #GP is survived and counted; MSRs that read but refuse their own value are listed.
  */
-#define MSR_TSC			0x10
 #define MSR_SWEEP_RANDOM	2000
 #define MSR_LIST_MAX		64
 
@@ -961,7 +925,7 @@ static int case_msr(void)
 	for (unsigned i = 0; i < MSR_SWEEP_RANDOM; i++)
 		msr_try(&s, (uint32_t)rnd());
 	/* The garbage went into IA32_TSC too: put the clock back near where it was. */
-	rt_wrmsr(MSR_TSC, tsc);
+	rt_wrmsr(MSR_IA32_TSC, tsc);
 	printf("hostile: msr: %u MSRs: %u read (%u faulted), %u garbage writes taken "
 	       "(%u faulted), %u took their value back\n", s.tried, s.read, s.tried - s.read,
 	       s.garbage_taken, s.tried - s.garbage_taken, s.kept);
