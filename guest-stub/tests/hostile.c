@@ -210,8 +210,8 @@ static void apic_sipi_storm(void)
 	for (unsigned i = 0; i < 100 && !*sipi_counter; i++)
 		hypercall(HC_YIELD, 0, 0, 0);
 	report(*sipi_counter >= 1 && *sipi_counter <= sipis,
-		"apic: INIT/SIPI storm: VCPU 1 started %u times for %u SIPIs", *sipi_counter,
-		sipis);
+	       "apic: INIT/SIPI storm: VCPU 1 started %u times for %u SIPIs", *sipi_counter,
+	       sipis);
 	apic_ipi(1, APIC_ICR_INIT | APIC_ICR_ASSERT);	/* VCPU 1 waits for a SIPI again */
 }
 
@@ -271,8 +271,8 @@ static int case_timer(void)
 	apic_write(APIC_TIMER_ICR, 0);
 	/* One more may have been in IRR already when the handler masked the timer. */
 	report(timer_irqs == TIMER_STORM_IRQS || timer_irqs == TIMER_STORM_IRQS + 1,
-		"timer: period 1: %u interrupts, %u turns of the loop they interrupted",
-		timer_irqs, spins);
+	       "timer: period 1: %u interrupts, %u turns of the loop they interrupted",
+	       timer_irqs, spins);
 	return report_summary();
 }
 
@@ -385,11 +385,11 @@ static int case_pmi(void)
 	rt_wrmsr(MSR_GLOBAL_CTRL, 0);
 	lvtpc = apic_read(APIC_LVT_PMC);
 	report(pmis > 0, "pmi: %u PMIs back to back, %llu turns of the loop they interrupted",
-		pmis, (unsigned long long)spins);
+	       pmis, (unsigned long long)spins);
 	report(pmis == PMI_STORM_PMIS || rt_rdtsc() >= pmi_deadline,
-		"pmi: the storm ended by the handler's bound");
+	       "pmi: the storm ended by the handler's bound");
 	report(lvtpc & APIC_LVT_MASKED, "pmi: the last PMI left LVTPC masked (%#llx)",
-		(unsigned long long)lvtpc);
+	       (unsigned long long)lvtpc);
 	vt_pmu_quiet();
 	return report_summary();
 }
@@ -495,7 +495,7 @@ static int case_hc(uint64_t ram)
 	expect("hc: vcpu id", hypercall(HC_VCPU_ID, rnd(), rnd(), rnd()), 0);
 	exits = hypercall(HC_VCPU_EXITS, 0, 0, 0);
 	report(exits > 0 && hypercall(HC_VCPU_EXITS, 0, 0, 0) > exits,
-		"hc: the exit count grows (%lld)", (long long)exits);
+	       "hc: the exit count grows (%lld)", (long long)exits);
 	return report_summary();
 }
 
@@ -577,7 +577,7 @@ static int case_pv(uint64_t ram)
 	expect("pv: SETUP again, elsewhere", hypercall(HC_PMU_SETUP, (uintptr_t)odd_ctl & ~0xFFFull,
 	       1, 0), -PV_EINVAL);
 	report(PV_PAGE->version == PV_PMU_VERSION && PV_PAGE->size == sizeof(struct pv_vcpu_area),
-		"pv: the page reads version %u, size %u", PV_PAGE->version, PV_PAGE->size);
+	       "pv: the page reads version %u, size %u", PV_PAGE->version, PV_PAGE->size);
 	for (size_t i = 0; i < ARRAY_SIZE(pv_bad_controls); i++) {
 		char what[96];
 
@@ -688,9 +688,9 @@ static int case_pvcount(uint64_t rounds, uint64_t k)
 	       0), 0);
 	for (uint64_t r = 0; r < rounds; r++)
 		report(got[r] == 2 * k + PV_WINDOW_EXTRA,
-			"pvcount: a-mode window %llu: %llu instructions (want %llu)",
-			(unsigned long long)r, (unsigned long long)got[r],
-			(unsigned long long)(2 * k + PV_WINDOW_EXTRA));
+		       "pvcount: a-mode window %llu: %llu instructions (want %llu)",
+		       (unsigned long long)r, (unsigned long long)got[r],
+		       (unsigned long long)(2 * k + PV_WINDOW_EXTRA));
 	return report_summary();
 }
 
@@ -738,7 +738,7 @@ static void rdpmc_sweep(struct rdpmc_sweep *s, bool allowed)
 static void rdpmc_report(const struct rdpmc_sweep *s, const char *where)
 {
 	report(!s->wrong, "ring3: RDPMC %s: %u indexes, %u read, %u wrong (first %#x)", where,
-		s->tried, s->read, s->wrong, s->wrong ? s->first_wrong : 0);
+	       s->tried, s->read, s->wrong, s->wrong ? s->first_wrong : 0);
 }
 
 static struct rdpmc_sweep user_sweep;
@@ -794,7 +794,7 @@ static int case_ring3(void)
 	kernel_init(1, kargv);
 	run_user(user_hypercalls, NULL);
 	report(!user_hc_wrong, "ring3: %u hypercalls from CPL 3: %u not -EPERM", user_hc_tried,
-		user_hc_wrong);
+	       user_hc_wrong);
 	rdpmc_sweep(&s, true);
 	rdpmc_report(&s, "at CPL 0");
 	set_pce(true);
@@ -849,13 +849,13 @@ static int case_cpuid(void)
 	memcpy(sig + 8, &r.edx, 4);
 	sig[12] = '\0';
 	report(!strcmp(sig, "perfvisor") && r.eax >= 0x40000001,
-		"cpuid: leaf 0x40000000 says \"%s\", max %#x", sig, r.eax);
+	       "cpuid: leaf 0x40000000 says \"%s\", max %#x", sig, r.eax);
 	r = rt_cpuid(0x40000001, 0);
 	memcpy(sig, &r, sizeof(r));
 	sig[sizeof(r)] = '\0';
 	report(!strcmp(sig, "cpuid"), "cpuid: leaf 0x40000001 names the domain \"%s\"", sig);
 	report(!hv_nonzero, "cpuid: leaves 0x40000002-0x400000ff say nothing (%u do)",
-		hv_nonzero);
+	       hv_nonzero);
 	return report_summary();
 }
 
@@ -932,7 +932,7 @@ static int case_msr(void)
 	print_msrs("readable", s.readable, s.nreadable);
 	print_msrs("read-only", s.refused, s.nrefused);
 	report(s.read < s.tried / 10, "msr: most of the space #GPs (%u of %u read)", s.read,
-		s.tried);
+	       s.tried);
 	return report_summary();
 }
 
@@ -989,7 +989,7 @@ static int case_realgp(void)
 	for (unsigned i = 0; i < 100 && !*sipi_counter; i++)
 		hypercall(HC_YIELD, 0, 0, 0);
 	report(*sipi_counter == 1, "realgp: RDMSR of a missing MSR in real mode raised #GP "
-		"through IVT entry 13 (%u times)", *sipi_counter);
+	       "through IVT entry 13 (%u times)", *sipi_counter);
 	return report_summary();
 }
 

@@ -219,8 +219,8 @@ static void check_reset(void)
 		bool done = vt_rdmsr(vt_msrs[i].msr, &got);
 
 		report(done && got == vt_msrs[i].reset, "%s reads %#llx at reset (%s%#llx)",
-			vt_msrs[i].name, (unsigned long long)vt_msrs[i].reset,
-			done ? "" : "#GP, ", (unsigned long long)got);
+		       vt_msrs[i].name, (unsigned long long)vt_msrs[i].reset,
+		       done ? "" : "#GP, ", (unsigned long long)got);
 	}
 }
 
@@ -241,22 +241,22 @@ static void check_overflow(void)
 	vt_window(MSR_GLOBAL_CTRL, GLOBAL_FIXED(0));
 	status = vt_read(MSR_GLOBAL_STATUS);
 	report(status == (1 | GLOBAL_FIXED(0)),
-		"PMC0 and FIXED_CTR0 wrapping set GLOBAL_STATUS bits 0 and 32 (%#llx)",
-		(unsigned long long)status);
+	       "PMC0 and FIXED_CTR0 wrapping set GLOBAL_STATUS bits 0 and 32 (%#llx)",
+	       (unsigned long long)status);
 	pmc = vt_read(MSR_PMC0);
 	fixed = vt_read(MSR_FIXED_CTR0);
 	report(pmc == VT_WINDOW - 1 && fixed == VT_WINDOW - 1,
-		"from 2^48 - 1 PMC0 and FIXED_CTR0 wrap and count on: %llu and %llu of %d",
-		(unsigned long long)pmc, (unsigned long long)fixed, VT_WINDOW - 1);
+	       "from 2^48 - 1 PMC0 and FIXED_CTR0 wrap and count on: %llu and %llu of %d",
+	       (unsigned long long)pmc, (unsigned long long)fixed, VT_WINDOW - 1);
 	vt_wrmsr(MSR_GLOBAL_OVF_CTRL, 1);
 	status = vt_read(MSR_GLOBAL_STATUS);
 	report(status == GLOBAL_FIXED(0),
-		"GLOBAL_OVF_CTRL bit 0 clears GLOBAL_STATUS bit 0 only (%#llx)",
-		(unsigned long long)status);
+	       "GLOBAL_OVF_CTRL bit 0 clears GLOBAL_STATUS bit 0 only (%#llx)",
+	       (unsigned long long)status);
 	vt_wrmsr(MSR_GLOBAL_OVF_CTRL, GLOBAL_FIXED(0));
 	status = vt_read(MSR_GLOBAL_STATUS);
 	report(!status, "GLOBAL_OVF_CTRL bit 32 clears GLOBAL_STATUS bit 32 (%#llx)",
-		(unsigned long long)status);
+	       (unsigned long long)status);
 }
 
 /*
@@ -305,8 +305,8 @@ static void check_cycles(void)
 	core = vt_read(MSR_FIXED_CTR0 + 1);
 	ref = vt_read(MSR_FIXED_CTR0 + 2);
 	report(core && core <= tsc && ref && ref <= tsc,
-		"FIXED_CTR1, FIXED_CTR2 count cycles: %llu and %llu, TSC %llu",
-		(unsigned long long)core, (unsigned long long)ref, (unsigned long long)tsc);
+	       "FIXED_CTR1, FIXED_CTR2 count cycles: %llu and %llu, TSC %llu",
+	       (unsigned long long)core, (unsigned long long)ref, (unsigned long long)tsc);
 }
 
 /*
@@ -360,7 +360,7 @@ static void check_rings(unsigned cpl)
 		uint32_t got = bracket_last[k] - bracket_first[k];
 
 		report(got == (counts[k] ? BRACKET : 0), "%s at CPL %u: %u of %u instructions",
-			what[k], cpl, got, counts[k] ? BRACKET : 0);
+		       what[k], cpl, got, counts[k] ? BRACKET : 0);
 	}
 	vt_pmu_quiet();
 }
@@ -411,11 +411,11 @@ static void check_user(void)
 	set_pce(true);
 	worked = run_user(user_rdpmc);
 	report((worked & 1) && user_values[0] == PRESET_GP(0),
-		"RDPMC 0 at CPL 3 with CR4.PCE set reads PMC0 (%s%#llx)",
-		worked & 1 ? "" : "#GP, ", (unsigned long long)user_values[0]);
+	       "RDPMC 0 at CPL 3 with CR4.PCE set reads PMC0 (%s%#llx)",
+	       worked & 1 ? "" : "#GP, ", (unsigned long long)user_values[0]);
 	report((worked & 2) && user_values[1] == PRESET_FIXED(0),
-		"RDPMC 0x40000000 at CPL 3 with CR4.PCE set reads FIXED_CTR0 (%s%#llx)",
-		worked & 2 ? "" : "#GP, ", (unsigned long long)user_values[1]);
+	       "RDPMC 0x40000000 at CPL 3 with CR4.PCE set reads FIXED_CTR0 (%s%#llx)",
+	       worked & 2 ? "" : "#GP, ", (unsigned long long)user_values[1]);
 	if (worked != 3)
 		return;	/* the bracket's own RDPMCs would fault */
 	program_rings();

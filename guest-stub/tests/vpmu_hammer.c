@@ -162,8 +162,8 @@ static void check_alive(void)
 	pmc = vt_read(MSR_PMC0);
 	fixed = vt_read(MSR_FIXED_CTR0);
 	report(pmc == VT_WINDOW && fixed == VT_WINDOW,
-		"alive: a window of %d instructions counts %llu on PMC0, %llu on FIXED_CTR0",
-		VT_WINDOW, (unsigned long long)pmc, (unsigned long long)fixed);
+	       "alive: a window of %d instructions counts %llu on PMC0, %llu on FIXED_CTR0",
+	       VT_WINDOW, (unsigned long long)pmc, (unsigned long long)fixed);
 }
 
 int main(int argc, char **argv)
@@ -185,11 +185,11 @@ int main(int argc, char **argv)
 	printf("vpmu_hammer: %u RDMSR, %u WRMSR, %u RDPMC, %u #GP recovered\n", st.reads,
 	       st.writes, st.rdpmcs, st.gps);
 	report(!st.bad_read, "RDMSR #GP exactly outside the 20 PMU MSRs: %u wrong of %u",
-		st.bad_read, st.reads);
+	       st.bad_read, st.reads);
 	report(!st.bad_write, "WRMSR #GP outside the PMU and on read-only MSRs, never for 0: "
-		"%u wrong of %u", st.bad_write, st.writes);
+	       "%u wrong of %u", st.bad_write, st.writes);
 	report(!st.bad_rdpmc, "RDPMC #GP exactly for bad indexes: %u wrong of %u", st.bad_rdpmc,
-		st.rdpmcs);
+	       st.rdpmcs);
 	report(!st.too_wide, "every counter value read fits 48 bits: %u wider", st.too_wide);
 	check_alive();
 	return report_summary();

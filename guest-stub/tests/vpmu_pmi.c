@@ -90,21 +90,21 @@ static void run_case(const struct pmi_case *c)
 	report(pmi_count == c->pmi, "%s: %u PMI(s), want %u", c->name, pmi_count, c->pmi);
 	if (c->pmi)
 		report(pmi_rip == want_rip, "%s: PMI returns to %#llx, right after the %u-th "
-			"instruction (want %#llx: zero skid)", c->name,
-			(unsigned long long)pmi_rip, c->m, (unsigned long long)want_rip);
+		       "instruction (want %#llx: zero skid)", c->name,
+		       (unsigned long long)pmi_rip, c->m, (unsigned long long)want_rip);
 	/* SDM Vol. 3B 20.2.2: the overflow sets the status bit whether or not a PMI comes. */
 	report(status == 1ull << c->bit, "%s: GLOBAL_STATUS %#llx", c->name,
-		(unsigned long long)status);
+	       (unsigned long long)status);
 	/* SDM Vol. 3A 11.5.1 (figure 11-8 note): delivering the PMI masks LVTPC. */
 	report(masked == c->pmi, "%s: LVTPC mask bit %s after the window", c->name,
-		masked ? "set" : "clear");
+	       masked ? "set" : "clear");
 	/* The counter counts on through the wrap, and the handler's instructions. */
 	report(count == want_count, "%s: counter %llu after the window, want %llu", c->name,
-		(unsigned long long)count, (unsigned long long)want_count);
+	       (unsigned long long)count, (unsigned long long)want_count);
 	vt_wrmsr(MSR_GLOBAL_OVF_CTRL, 1ull << c->bit);
 	status = vt_read(MSR_GLOBAL_STATUS);
 	report(!status, "%s: GLOBAL_OVF_CTRL clears GLOBAL_STATUS (%#llx)", c->name,
-		(unsigned long long)status);
+	       (unsigned long long)status);
 }
 
 int main(void)
