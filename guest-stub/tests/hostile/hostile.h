@@ -17,6 +17,7 @@
 #include "include/perfvisor/hypercall.h"
 #include "include/perfvisor/pmu.h"
 #include "include/x86/apic.h"
+#include "include/x86/cr.h"
 #include "include/x86/msr.h"
 
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))

@@ -180,7 +180,7 @@ static void set_pce(bool on)
 	uint64_t cr4;
 
 	__asm__ volatile("mov %%cr4, %0" : "=r"(cr4));
-	cr4 = on ? cr4 | 1ull << 8 : cr4 & ~(1ull << 8);	/* CR4.PCE, SDM Vol. 3A 2.5 */
+	cr4 = on ? cr4 | CR4_PCE : cr4 & ~CR4_PCE;
 	__asm__ volatile("mov %0, %%cr4" : : "r"(cr4) : "memory");
 }
 
