@@ -19,7 +19,7 @@ GUEST_LIBS := -Wl,--start-group $(GUEST_NEWLIB)/lib/libc.a $(GUEST_NEWLIB)/lib/l
 
 # Every .c file in a purpose folder is one guest, built as build/guest/NAME.elf: names are
 # unique across the folders (the scenarios name guests without their folder).
-GUEST_DIRS := guest-stub/tests guest-stub/bench guest-stub/validate
+GUEST_DIRS := guest-stub/tests guest-stub/bench guest-stub/validate guest-stub/demo
 GUEST_NAMES := $(basename $(notdir $(wildcard $(addsuffix /*.c,$(GUEST_DIRS)))))
 ifneq ($(words $(GUEST_NAMES)),$(words $(sort $(GUEST_NAMES))))
 $(error guest-stub: two guests share a name: $(GUEST_NAMES))

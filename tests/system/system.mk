@@ -3,7 +3,7 @@
 # User knobs: EMU=bochs|qemu|kvm, SCENARIO=FILE, CPUS=N (run, gdb), T=regex (test-system).
 EMU ?= bochs
 SCENARIO ?= tests/scenarios/demo.cfg
-CPUS ?= 1
+CPUS ?= 2
 T ?=
 
 SYS_RUN_TIMEOUT ?= 600
@@ -24,10 +24,12 @@ test-system: all
 
 # The exit status of scripts/run-emu.sh is the verdict; make turns any
 # non-zero one into its own status 2 after printing it as "Error N".
+# The demo's table (scripts/demo-table.py) follows the log; other scenarios print none.
 run: all
 	$(if $(filter bochs,$(EMU)),scripts/mkiso.sh $(SCENARIO) $(SYS_RUN_ISO))
-	scripts/run-emu.sh --emu $(EMU) --cpus $(CPUS) --timeout $(SYS_RUN_TIMEOUT) \
-		--log $(SYS_RUN_LOG) --follow $(SYS_RUN_BOOT)
+	@rc=0; scripts/run-emu.sh --emu $(EMU) --cpus $(CPUS) --timeout $(SYS_RUN_TIMEOUT) \
+		--log $(SYS_RUN_LOG) --follow $(SYS_RUN_BOOT) || rc=$$?; \
+	python3 scripts/demo-table.py $(SYS_RUN_LOG)/serial.txt || [ $$rc != 0 ] || rc=1; exit $$rc
 
 gdb: all
 	@printf 'file %s\ntarget remote localhost:1234\n' '$(abspath $(KERNEL))' >$(SYS_GDB_SCRIPT)
