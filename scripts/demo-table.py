@@ -32,7 +32,8 @@ def main(path):
             m = re.match(r"^perfvisor:   domain \d+ \(([\w-]+)\): (.*)", line)
             if m:
                 domains.append((m.group(1), m.group(2).split(",")[0]))
-            m = re.match(r"^perfvisor:   pcpu \d+: (\d+) vcpu switches .*, (\d+) migrations in", line)
+            m = re.match(r"^perfvisor:   pcpu \d+: (\d+) vcpu switches .*, (\d+) migrations in",
+                         line)
             if m:
                 switches += int(m.group(1))
                 migrations += int(m.group(2))
