@@ -55,6 +55,7 @@ deps:
 -include tests/validate/validate.mk
 -include tests/bench/bench.mk
 -include tests/soak/soak.mk
+-include docs/pictures/pictures.mk
 
 # The README's two commands install what is missing first.
 run: deps
@@ -63,7 +64,8 @@ run: deps
 TEST_LAYERS := test-unit test-system \
 	$(if $(wildcard tests/fuzz/fuzz.mk),fuzz-smoke) \
 	$(if $(wildcard tests/validate/validate.mk),validate-quick) \
-	$(if $(wildcard tests/bench/bench.mk),bench-check)
+	$(if $(wildcard tests/bench/bench.mk),bench-check) \
+	$(if $(wildcard docs/pictures/pictures.mk),pictures-check)
 
 # Every layer runs even if an earlier one fails; the status says whether all passed.
 test: deps
