@@ -1,4 +1,5 @@
 /* The PMU's entry points for hv/: backend choice, per-domain view, and trap-and-emulate of the vPMU MSRs. */
+#include "lib/inject.h"
 #include "lib/printk.h"
 #include "hv/vcpu_pmu.h"
 #include "pmu/backend.h"
@@ -203,6 +204,6 @@ void pmu_cpu_init(void)
 /* Paravirtual i-mode counters take their own vector; the rest go through LVTPC. */
 void pmu_deliver_overflow(struct vcpu *v, uint64_t overflowed)
 {
-	if (overflowed && pv_overflow(v, overflowed))
+	if (overflowed && pv_overflow(v, overflowed) && !inject_on(INJECT_PMI_DROP))
 		vcpu_pmu_raise_pmi(v);
 }
