@@ -263,6 +263,7 @@ static int64_t isuspend(struct vcpu *v, uint64_t save_la)
 	struct vpmu *p = &vcpu_pmu_state(v)->vpmu;
 	uint64_t values[PV_PMU_COUNTERS];
 	struct pv_control *ctl;
+	int64_t pending;
 
 	if (!a)
 		return -PV_EINVAL;
@@ -284,7 +285,8 @@ static int64_t isuspend(struct vcpu *v, uint64_t save_la)
 	for (uint32_t m = ctl->imode_mask; m; m &= m - 1)
 		p->evtsel[__builtin_ctz(m)] = 0;
 	pmu_reprogrammed(v);
-	return take_pending(a);
+	pending = take_pending(a);
+	return inject_on(INJECT_PV_DROP_PENDING) ? 0 : pending;
 }
 
 static int64_t setup(struct vcpu *v, uint64_t gpa, uint64_t nvcpus)
