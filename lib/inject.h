@@ -17,6 +17,7 @@ enum inject_fault {
 	INJECT_PMI_DROP,	/* pmu_deliver_overflow(): the trapped PMU's PMI never raised */
 	INJECT_TSC_NO_OFFSET,	/* switch_in(): a VCPU's TSC runs on while it waits */
 	INJECT_PV_DROP_PENDING,	/* isuspend(): overflows not yet told are forgotten */
+	INJECT_PV_KEEP_PENDING,	/* isuspend(): told to the thread, yet left pending on the VCPU */
 };
 
 /*

@@ -285,7 +285,7 @@ static int64_t isuspend(struct vcpu *v, uint64_t save_la)
 	for (uint32_t m = ctl->imode_mask; m; m &= m - 1)
 		p->evtsel[__builtin_ctz(m)] = 0;
 	pmu_reprogrammed(v);
-	pending = take_pending(a);
+	pending = inject_on(INJECT_PV_KEEP_PENDING) ? a->overflow_pending : take_pending(a);
 	return inject_on(INJECT_PV_DROP_PENDING) ? 0 : pending;
 }
 
