@@ -31,7 +31,8 @@ static unsigned pmu_choice;
 /* In enum inject_fault order (lib/inject.h). */
 static const char *const inject_words[] = { "none", "pv-skip-sum", "pv-stale-start",
 					    "vpmu-no-sext", "pmi-drop", "tsc-no-offset",
-					    "pv-drop-pending", "pv-keep-pending", (const char *)0 };
+					    "pv-drop-pending", "pv-keep-pending", "acct-as-guest",
+					    (const char *)0 };
 static unsigned console_choice = 2;
 static uint64_t loglevel_opt = LOG_INFO;
 static unsigned migrate_choice;

@@ -18,6 +18,7 @@ enum inject_fault {
 	INJECT_TSC_NO_OFFSET,	/* switch_in(): a VCPU's TSC runs on while it waits */
 	INJECT_PV_DROP_PENDING,	/* isuspend(): overflows not yet told are forgotten */
 	INJECT_PV_KEEP_PENDING,	/* isuspend(): told to the thread, yet left pending on the VCPU */
+	INJECT_ACCT_AS_GUEST,	/* pmu_domain_init(): every domain counts with acct=guest */
 };
 
 /*

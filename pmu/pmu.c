@@ -87,7 +87,7 @@ void pmu_domain_init(struct pmu_domain *pd, uint64_t allow, int acct)
 	for (unsigned ev = 0; ev < VPMU_EV_COUNT; ev++)
 		if (!(allow & (1ull << ev)))
 			c->unavailable |= vpmu_event_ebx_bit[ev];
-	pd->acct = acct;
+	pd->acct = inject_on(INJECT_ACCT_AS_GUEST) ? PMU_ACCT_GUEST : acct;
 }
 
 void pmu_vcpu_init(struct pmu_vcpu *pv, struct pmu_domain *pd, unsigned id)
