@@ -32,7 +32,7 @@ static unsigned pmu_choice;
 static const char *const inject_words[] = { "none", "pv-skip-sum", "pv-stale-start",
 					    "vpmu-no-sext", "pmi-drop", "tsc-no-offset",
 					    "pv-drop-pending", "pv-keep-pending", "acct-as-guest",
-					    (const char *)0 };
+					    "pv-stale-active", (const char *)0 };
 _Static_assert(sizeof(inject_words) / sizeof(inject_words[0]) == INJECT_COUNT + 1,
 	       "one inject= word per enum inject_fault");
 static unsigned console_choice = 2;

@@ -19,6 +19,7 @@ enum inject_fault {
 	INJECT_PV_DROP_PENDING,	/* isuspend(): overflows not yet told are forgotten */
 	INJECT_PV_KEEP_PENDING,	/* isuspend(): told to the thread, yet left pending on the VCPU */
 	INJECT_ACCT_AS_GUEST,	/* pmu_domain_init(): every domain counts with acct=guest */
+	INJECT_PV_STALE_ACTIVE,	/* resume(): the page no longer shows the control loaded */
 	INJECT_COUNT
 };
 

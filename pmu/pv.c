@@ -228,7 +228,8 @@ static int64_t resume(struct vcpu *v, uint64_t ctl_la, uint64_t values_la)
 		a->active_seq++;
 	old = ctl->imode_mask;
 	*ctl = c;
-	a->active = c;
+	if (!inject_on(INJECT_PV_STALE_ACTIVE))
+		a->active = c;
 	a->resumes++;
 	load_imode(v, old, &c, values_la ? values : (const uint64_t *)0);
 	pmu_reprogrammed(v);
