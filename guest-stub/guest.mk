@@ -20,7 +20,7 @@ GUEST_LIBS := -Wl,--start-group $(GUEST_NEWLIB)/lib/libc.a $(GUEST_NEWLIB)/lib/l
 # Every .c file in a purpose folder is one guest, built as build/guest/NAME.elf, and so is
 # every subfolder NAME of one, whose .c files all make that guest: names are unique across
 # the folders (the scenarios name guests without their folder).
-GUEST_DIRS := guest-stub/tests guest-stub/bench guest-stub/validate
+GUEST_DIRS := guest-stub/tests guest-stub/bench guest-stub/validate guest-stub/demo
 GUEST_SINGLE_NAMES := $(basename $(notdir $(wildcard $(addsuffix /*.c,$(GUEST_DIRS)))))
 GUEST_MULTI_DIRS := $(sort $(patsubst %/,%,$(dir $(wildcard $(addsuffix /*/*.c,$(GUEST_DIRS))))))
 GUEST_MULTI_NAMES := $(notdir $(GUEST_MULTI_DIRS))

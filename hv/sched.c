@@ -2,6 +2,7 @@
 #include "lib/cpu.h"
 #include "lib/exit.h"
 #include "lib/frame.h"
+#include "lib/inject.h"
 #include "lib/printk.h"
 #include "hv/domain.h"
 #include "hv/irq.h"
@@ -143,7 +144,7 @@ static void switch_in(struct pcpu *p, struct vcpu *v)
 	}
 	v->pcpu_last = p;
 	/* Seed 003, 4.2.5: a VCPU's TSC does not advance while it waits for a PCPU. */
-	if (v->dom->cfg.tsc == DOM_TSC_VCPU && v->desched_tsc)
+	if (v->dom->cfg.tsc == DOM_TSC_VCPU && v->desched_tsc && !inject_on(INJECT_TSC_NO_OFFSET))
 		v->tsc_offset -= now - v->desched_tsc;
 	/* A domain's wall time ("ran" in the summary) starts when it first runs. */
 	if (!v->dom->start_tsc)

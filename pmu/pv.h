@@ -32,8 +32,6 @@ struct pv_domain {
 void pv_init(const struct pmu_backend_ops *ops, unsigned width);
 /* A HC_PMU_* hypercall from v with arguments RDI, RSI, RDX...; returns RAX. */
 int64_t pv_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3]);
-/* Fault injection for the validation suite (inject=pv-skip-sum): skip the Sum_vcpu update. */
-extern bool pv_inject_skip_sum;
 /* Inter-domain switches: a-mode Sum/Start bookkeeping (seed 003 4.2.1). */
 void pv_switch_in(struct vcpu *v);
 void pv_switch_out(struct vcpu *v);
