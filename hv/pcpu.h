@@ -5,10 +5,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "lib/spinlock.h"
+#include "hv/runq.h"
 
 #define MAX_PCPUS	8
-#define MAX_RUNQ	64
 
 struct vcpu;
 
@@ -20,10 +19,7 @@ struct pcpu {
 	uint64_t vmxon_pa;
 	struct vcpu *loaded;		/* whose VMCS is current on this CPU */
 	struct vcpu *running;		/* the VCPU this CPU is executing now, if any */
-	/* Round-robin run queue of the VCPUs assigned here; other PCPUs add under the lock. */
-	struct spinlock rq_lock;
-	struct vcpu *rq[MAX_RUNQ];
-	unsigned rq_len, rq_next;
+	struct runq rq;			/* the VCPUs assigned here */
 	uint64_t switches, migrations_in;
 	uint64_t switch_tsc, switch_pmu_tsc;	/* host TSC in switch_in + switch_out; the PMU's part */
 	uint64_t idle_tsc;		/* host TSC spent with nothing to run */

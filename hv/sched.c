@@ -51,24 +51,30 @@ static uint64_t xorshift(uint64_t *s)
 	return *s;
 }
 
-void sched_add(struct vcpu *v, struct pcpu *p)
+bool sched_place(struct vcpu *const *vcpus, unsigned n, const uint32_t *pin, unsigned npin,
+		 char *why, size_t why_size)
 {
-	spin_lock(&p->rq_lock);
-	p->rq[p->rq_len++] = v;
-	v->pcpu = p;
-	spin_unlock(&p->rq_lock);
-}
+	static unsigned next_pcpu;
+	unsigned len[MAX_PCPUS], pc[DOM_VCPUS_MAX];
+	bool online[MAX_PCPUS];
 
-static void rq_remove(struct pcpu *p, struct vcpu *v)
-{
-	spin_lock(&p->rq_lock);
-	for (unsigned i = 0; i < p->rq_len; i++) {
-		if (p->rq[i] == v) {
-			p->rq[i] = p->rq[--p->rq_len];
-			break;
-		}
+	if (n > DOM_VCPUS_MAX) {
+		snprintk(why, why_size, "%u VCPUs, at most %u", n, DOM_VCPUS_MAX);
+		return false;
 	}
-	spin_unlock(&p->rq_lock);
+	/* Domains are built on the boot PCPU before the others schedule: the lengths hold still. */
+	for (unsigned i = 0; i < num_pcpus; i++) {
+		len[i] = pcpus[i].rq.len;
+		online[i] = pcpus[i].online;
+	}
+	if (!runq_plan(len, online, num_pcpus, n, pin, npin, &next_pcpu, pc, why, why_size))
+		return false;
+	for (unsigned i = 0; i < n; i++) {
+		vcpus[i]->pcpu = &pcpus[pc[i]];
+		/* The plan left room on every queue it chose. */
+		runq_add(&pcpus[pc[i]].rq, vcpus[i]);
+	}
+	return true;
 }
 
 uint64_t sched_guest_tsc(struct vcpu *v)
@@ -102,27 +108,29 @@ static struct vcpu *pick_next(struct pcpu *p)
 {
 	struct vcpu *pick = (struct vcpu *)0;
 
-	spin_lock(&p->rq_lock);
-	for (unsigned n = 0; n < p->rq_len && !pick; n++) {
-		unsigned i = (p->rq_next + n) % p->rq_len;
+	struct runq *q = &p->rq;
 
-		if (wants_to_run(p->rq[i])) {
-			pick = p->rq[i];
-			p->rq_next = i + 1;
+	spin_lock(&q->lock);
+	for (unsigned n = 0; n < q->len && !pick; n++) {
+		unsigned i = (q->next + n) % q->len;
+
+		if (wants_to_run(q->v[i])) {
+			pick = q->v[i];
+			q->next = i + 1;
 		}
 	}
 	/* Dead VCPUs leave the queue for good; this PCPU, where each last ran, releases them. */
-	for (unsigned i = 0; i < p->rq_len;) {
-		struct vcpu *dead = p->rq[i];
+	for (unsigned i = 0; i < q->len;) {
+		struct vcpu *dead = q->v[i];
 
 		if (dead->state == VCPU_DEAD) {
-			p->rq[i] = p->rq[--p->rq_len];
+			q->v[i] = q->v[--q->len];
 			dom_vcpu_gone(dead);
 		} else {
 			i++;
 		}
 	}
-	spin_unlock(&p->rq_lock);
+	spin_unlock(&q->lock);
 	return pick;
 }
 
@@ -194,12 +202,18 @@ static void maybe_migrate(struct pcpu *p, struct vcpu *v)
 		return;
 	q = &pcpus[(p->index + 1 + xorshift(&rng_state[p->index]) % (num_pcpus - 1)) % num_pcpus];
 	vcpu_unload(v);
-	rq_remove(p, v);
+	/* A full queue refuses the VCPU: it stays here rather than overfill the other PCPU. */
+	v->pcpu = q;
+	if (!runq_move(&p->rq, &q->rq, v)) {
+		v->pcpu = p;
+		pr_debug("[%s] vcpu %u: stays on pcpu %u: pcpu %u's run queue is full\n",
+			 v->dom->cfg.name, v->id, p->index, q->index);
+		return;
+	}
 	v->migrations++;
 	pr_debug("[%s] vcpu %u: migrates from pcpu %u to pcpu %u\n", v->dom->cfg.name, v->id,
 		 p->index, q->index);
-	sched_add(v, q);
-	q->migrations_in++;
+	__atomic_fetch_add(&q->migrations_in, 1, __ATOMIC_RELAXED);
 }
 
 static uint32_t preemption_value(struct vcpu *v, uint64_t slice_end)
