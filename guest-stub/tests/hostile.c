@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "guest-stub/kernel/kernel.h"
-#include "guest-stub/tests/vpmu_test.h"
+#include "guest-stub/lib/report.h"
+#include "guest-stub/lib/vpmu_test.h"
+#include "guest-stub/rt/rt.h"
 #include "include/perfvisor/hypercall.h"
 #include "include/perfvisor/pmu.h"
 
@@ -72,7 +74,6 @@
 #define PTE_PS			0x080ull
 
 #define EVT_INSTRUCTIONS	(EV_INSTRUCTIONS | EVTSEL_USR | EVTSEL_OS | EVTSEL_EN)
-#define EV_BRANCHES		0xC4
 #define EV_CORE_CYCLES		0x3C
 #define EV_REF_CYCLES		0x13C
 
@@ -84,10 +85,9 @@ static int64_t hypercall(uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2)
 	return ret;
 }
 
-static bool expect(const char *what, int64_t got, int64_t want)
+static void expect(const char *what, int64_t got, int64_t want)
 {
-	return vt_report(got == want, "%s: %lld (want %lld)", what, (long long)got,
-			 (long long)want);
+	report(got == want, "%s: %lld (want %lld)", what, (long long)got, (long long)want);
 }
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
@@ -247,9 +247,9 @@ static void apic_sipi_storm(void)
 	}
 	for (unsigned i = 0; i < 100 && !*sipi_counter; i++)
 		hypercall(HC_YIELD, 0, 0, 0);
-	vt_report(*sipi_counter >= 1 && *sipi_counter <= sipis,
-		  "apic: INIT/SIPI storm: VCPU 1 started %u times for %u SIPIs", *sipi_counter,
-		  sipis);
+	report(*sipi_counter >= 1 && *sipi_counter <= sipis,
+		"apic: INIT/SIPI storm: VCPU 1 started %u times for %u SIPIs", *sipi_counter,
+		sipis);
 	apic_ipi(1, ICR_INIT | ICR_ASSERT);	/* VCPU 1 waits for a SIPI again */
 }
 
@@ -264,13 +264,13 @@ static int case_apic(unsigned ncpus)
 	       apic_bad_ipis());
 	apic_write(APIC_ESR, 0);
 	esr = apic_read(APIC_ESR);
-	vt_report(esr & ESR_ILLEGAL_REG, "apic: ESR shows the illegal register accesses (%#x)", esr);
-	vt_report(esr & ESR_SEND_ILLEGAL, "apic: ESR shows the illegal vectors sent (%#x)", esr);
+	report(esr & ESR_ILLEGAL_REG, "apic: ESR shows the illegal register accesses (%#x)", esr);
+	report(esr & ESR_SEND_ILLEGAL, "apic: ESR shows the illegal vectors sent (%#x)", esr);
 	expect("apic: ID is read-only", apic_read(APIC_ID), 0);
 	expect("apic: version is read-only", apic_read(APIC_VERSION), version);
 	if (ncpus > 1)
 		apic_sipi_storm();
-	return vt_summary("hostile");
+	return report_summary();
 }
 
 /*
@@ -306,10 +306,10 @@ static int case_timer(void)
 	__asm__ volatile("cli");
 	apic_write(APIC_TIMER_ICR, 0);
 	/* One more may have been in IRR already when the handler masked the timer. */
-	vt_report(timer_irqs == TIMER_STORM_IRQS || timer_irqs == TIMER_STORM_IRQS + 1,
-		  "timer: period 1: %u interrupts, %u turns of the loop they interrupted",
-		  timer_irqs, spins);
-	return vt_summary("hostile");
+	report(timer_irqs == TIMER_STORM_IRQS || timer_irqs == TIMER_STORM_IRQS + 1,
+		"timer: period 1: %u interrupts, %u turns of the loop they interrupted",
+		timer_irqs, spins);
+	return report_summary();
 }
 
 /* case=fwcfg: garbage selectors, sizes and data; the items must still read right after. */
@@ -351,11 +351,11 @@ static int case_fwcfg(uint64_t ram, unsigned ncpus)
 	printf("hostile: fwcfg: %u garbage accesses (read sum %#llx)\n", accesses,
 	       (unsigned long long)sink);
 	rt_fwcfg_read(FWCFG_SIGNATURE, sig, 4);
-	vt_report(!strcmp(sig, "QEMU"), "fwcfg: signature still reads \"%s\"", sig);
+	report(!strcmp(sig, "QEMU"), "fwcfg: signature still reads \"%s\"", sig);
 	expect("fwcfg: RAM size still right", (int64_t)fwcfg_number(FWCFG_RAM_SIZE, 8),
 	       (int64_t)ram);
 	expect("fwcfg: CPU count still right", (int64_t)fwcfg_number(FWCFG_NB_CPUS, 2), ncpus);
-	return vt_summary("hostile");
+	return report_summary();
 }
 
 /*
@@ -419,14 +419,14 @@ static int case_pmi(void)
 	__asm__ volatile("cli");
 	rt_wrmsr(MSR_GLOBAL_CTRL, 0);
 	lvtpc = apic_read(APIC_LVT_PMC);
-	vt_report(pmis > 0, "pmi: %u PMIs back to back, %llu turns of the loop they interrupted",
-		  pmis, (unsigned long long)spins);
-	vt_report(pmis == PMI_STORM_PMIS || rt_rdtsc() >= pmi_deadline,
-		  "pmi: the storm ended by the handler's bound");
-	vt_report(lvtpc & LVT_MASKED, "pmi: the last PMI left LVTPC masked (%#llx)",
-		  (unsigned long long)lvtpc);
+	report(pmis > 0, "pmi: %u PMIs back to back, %llu turns of the loop they interrupted",
+		pmis, (unsigned long long)spins);
+	report(pmis == PMI_STORM_PMIS || rt_rdtsc() >= pmi_deadline,
+		"pmi: the storm ended by the handler's bound");
+	report(lvtpc & LVT_MASKED, "pmi: the last PMI left LVTPC masked (%#llx)",
+		(unsigned long long)lvtpc);
 	vt_pmu_quiet();
-	return vt_summary("hostile");
+	return report_summary();
 }
 
 /*
@@ -512,7 +512,7 @@ static int case_hc(uint64_t ram)
 		tried++;
 		wrong += hypercall(nr, rnd(), rnd(), rnd()) != -PV_ENOSYS;
 	}
-	vt_report(!wrong, "hc: %u unknown hypercall numbers: %u not -ENOSYS", tried, wrong);
+	report(!wrong, "hc: %u unknown hypercall numbers: %u not -ENOSYS", tried, wrong);
 	for (size_t i = 0; i < NBAD_PTRS; i++) {
 		char what[96];
 
@@ -529,9 +529,9 @@ static int case_hc(uint64_t ram)
 			 strlen(greeting) - 9, 0), (int64_t)strlen(greeting) - 9);
 	expect("hc: vcpu id", hypercall(HC_VCPU_ID, rnd(), rnd(), rnd()), 0);
 	exits = hypercall(HC_VCPU_EXITS, 0, 0, 0);
-	vt_report(exits > 0 && hypercall(HC_VCPU_EXITS, 0, 0, 0) > exits,
-		  "hc: the exit count grows (%lld)", (long long)exits);
-	return vt_summary("hostile");
+	report(exits > 0 && hypercall(HC_VCPU_EXITS, 0, 0, 0) > exits,
+		"hc: the exit count grows (%lld)", (long long)exits);
+	return report_summary();
 }
 
 /* The one page of the PV PMU's shared area (a 1-VCPU domain), read-only once set up. */
@@ -611,8 +611,8 @@ static int case_pv(uint64_t ram)
 	expect("pv: SETUP again", pv_setup(), -PV_EINVAL);
 	expect("pv: SETUP again, elsewhere", hypercall(HC_PMU_SETUP, (uintptr_t)odd_ctl & ~0xFFFull,
 	       1, 0), -PV_EINVAL);
-	vt_report(PV_PAGE->version == PV_PMU_VERSION && PV_PAGE->size == sizeof(struct pv_vcpu_area),
-		  "pv: the page reads version %u, size %u", PV_PAGE->version, PV_PAGE->size);
+	report(PV_PAGE->version == PV_PMU_VERSION && PV_PAGE->size == sizeof(struct pv_vcpu_area),
+		"pv: the page reads version %u, size %u", PV_PAGE->version, PV_PAGE->size);
 	for (size_t i = 0; i < ARRAY_SIZE(pv_bad_controls); i++) {
 		char what[96];
 
@@ -641,7 +641,7 @@ static int case_pv(uint64_t ram)
 	expect("pv: READ of counter 4", hypercall(HC_PMU_READ, PV_PMU_COUNTERS, 0, 0), -PV_EINVAL);
 	expect("pv: READ of counter 2^64 - 1", hypercall(HC_PMU_READ, UINT64_MAX, 0, 0),
 	       -PV_EINVAL);
-	vt_summary("hostile");
+	report_summary();
 	printf("hostile: pv: writing the read-only shared page at %p\n", (void *)pv_area);
 	PV_PAGE->flags = 0;
 	printf("hostile: pv: still running after writing the read-only page\n");
@@ -673,7 +673,7 @@ static int case_pvforge(uint64_t turns)
 	       c.ncounters);
 	for (uint64_t i = 0; i < turns; i++)
 		__asm__ volatile("" : : : "memory");
-	return vt_summary("hostile");
+	return report_summary();
 }
 
 /*
@@ -722,11 +722,11 @@ static int case_pvcount(uint64_t rounds, uint64_t k)
 	expect("pvcount: RESUME with no counters", hypercall(HC_PMU_RESUME, (uintptr_t)&nothing, 0,
 	       0), 0);
 	for (uint64_t r = 0; r < rounds; r++)
-		vt_report(got[r] == 2 * k + PV_WINDOW_EXTRA,
-			  "pvcount: a-mode window %llu: %llu instructions (want %llu)",
-			  (unsigned long long)r, (unsigned long long)got[r],
-			  (unsigned long long)(2 * k + PV_WINDOW_EXTRA));
-	return vt_summary("hostile");
+		report(got[r] == 2 * k + PV_WINDOW_EXTRA,
+			"pvcount: a-mode window %llu: %llu instructions (want %llu)",
+			(unsigned long long)r, (unsigned long long)got[r],
+			(unsigned long long)(2 * k + PV_WINDOW_EXTRA));
+	return report_summary();
 }
 
 /*
@@ -772,8 +772,8 @@ static void rdpmc_sweep(struct rdpmc_sweep *s, bool allowed)
 
 static void rdpmc_report(const struct rdpmc_sweep *s, const char *where)
 {
-	vt_report(!s->wrong, "ring3: RDPMC %s: %u indexes, %u read, %u wrong (first %#x)", where,
-		  s->tried, s->read, s->wrong, s->wrong ? s->first_wrong : 0);
+	report(!s->wrong, "ring3: RDPMC %s: %u indexes, %u read, %u wrong (first %#x)", where,
+		s->tried, s->read, s->wrong, s->wrong ? s->first_wrong : 0);
 }
 
 static struct rdpmc_sweep user_sweep;
@@ -828,8 +828,8 @@ static int case_ring3(void)
 	vt_gp_install();
 	kernel_init(1, kargv);
 	run_user(user_hypercalls, NULL);
-	vt_report(!user_hc_wrong, "ring3: %u hypercalls from CPL 3: %u not -EPERM", user_hc_tried,
-		  user_hc_wrong);
+	report(!user_hc_wrong, "ring3: %u hypercalls from CPL 3: %u not -EPERM", user_hc_tried,
+		user_hc_wrong);
 	rdpmc_sweep(&s, true);
 	rdpmc_report(&s, "at CPL 0");
 	set_pce(true);
@@ -838,7 +838,7 @@ static int case_ring3(void)
 	set_pce(false);
 	run_user(user_rdpmc, NULL);
 	rdpmc_report(&user_sweep, "at CPL 3 with CR4.PCE clear");
-	return vt_summary("hostile");
+	return report_summary();
 }
 
 /*
@@ -874,24 +874,24 @@ static int case_cpuid(void)
 	for (uint32_t i = 0; i < 4096; i++)
 		cpuid_twice(i << 20 | (uint32_t)(rnd() & 0xFFFFF), (uint32_t)rnd());
 	printf("hostile: cpuid: %u leaves and subleaves, %u all zero\n", cpuid_checked, cpuid_zero);
-	vt_report(!cpuid_unstable, "cpuid: every answer the same twice (%u differ)", cpuid_unstable);
+	report(!cpuid_unstable, "cpuid: every answer the same twice (%u differ)", cpuid_unstable);
 	r = rt_cpuid(1, 0);
-	vt_report(r.ecx >> 31 & 1, "cpuid: leaf 1 has the hypervisor bit");
-	vt_report(!(r.ecx >> 5 & 1), "cpuid: leaf 1 hides VMX");
+	report(r.ecx >> 31 & 1, "cpuid: leaf 1 has the hypervisor bit");
+	report(!(r.ecx >> 5 & 1), "cpuid: leaf 1 hides VMX");
 	r = rt_cpuid(0x40000000, 0);
 	memcpy(sig, &r.ebx, 4);
 	memcpy(sig + 4, &r.ecx, 4);
 	memcpy(sig + 8, &r.edx, 4);
 	sig[12] = '\0';
-	vt_report(!strcmp(sig, "perfvisor") && r.eax >= 0x40000001,
-		  "cpuid: leaf 0x40000000 says \"%s\", max %#x", sig, r.eax);
+	report(!strcmp(sig, "perfvisor") && r.eax >= 0x40000001,
+		"cpuid: leaf 0x40000000 says \"%s\", max %#x", sig, r.eax);
 	r = rt_cpuid(0x40000001, 0);
 	memcpy(sig, &r, sizeof(r));
 	sig[sizeof(r)] = '\0';
-	vt_report(!strcmp(sig, "cpuid"), "cpuid: leaf 0x40000001 names the domain \"%s\"", sig);
-	vt_report(!hv_nonzero, "cpuid: leaves 0x40000002-0x400000ff say nothing (%u do)",
-		  hv_nonzero);
-	return vt_summary("hostile");
+	report(!strcmp(sig, "cpuid"), "cpuid: leaf 0x40000001 names the domain \"%s\"", sig);
+	report(!hv_nonzero, "cpuid: leaves 0x40000002-0x400000ff say nothing (%u do)",
+		hv_nonzero);
+	return report_summary();
 }
 
 /*
@@ -967,9 +967,9 @@ static int case_msr(void)
 	       s.garbage_taken, s.tried - s.garbage_taken, s.kept);
 	print_msrs("readable", s.readable, s.nreadable);
 	print_msrs("read-only", s.refused, s.nrefused);
-	vt_report(s.read < s.tried / 10, "msr: most of the space #GPs (%u of %u read)", s.read,
-		  s.tried);
-	return vt_summary("hostile");
+	report(s.read < s.tried / 10, "msr: most of the space #GPs (%u of %u read)", s.read,
+		s.tried);
+	return report_summary();
 }
 
 /*
@@ -1024,9 +1024,9 @@ static int case_realgp(void)
 	start_vcpu(1, code, sizeof(code));
 	for (unsigned i = 0; i < 100 && !*sipi_counter; i++)
 		hypercall(HC_YIELD, 0, 0, 0);
-	vt_report(*sipi_counter == 1, "realgp: RDMSR of a missing MSR in real mode raised #GP "
-		  "through IVT entry 13 (%u times)", *sipi_counter);
-	return vt_summary("hostile");
+	report(*sipi_counter == 1, "realgp: RDMSR of a missing MSR in real mode raised #GP "
+		"through IVT entry 13 (%u times)", *sipi_counter);
+	return report_summary();
 }
 
 /*

@@ -2,7 +2,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "guest-stub/tests/vpmu_test.h"
+#include "guest-stub/lib/report.h"
+#include "guest-stub/lib/vpmu_test.h"
+#include "guest-stub/rt/rt.h"
 
 /* The guest's local xAPIC (SDM Vol. 3A 11.4.1, table 11-1). */
 #define APIC_BASE	0xFEE00000
@@ -91,24 +93,24 @@ static void run_case(const struct pmi_case *c)
 	masked = *apic(APIC_LVTPC) & LVT_MASKED;
 	count = vt_read(c->bit < 32 ? MSR_PMC0 + c->bit : MSR_FIXED_CTR0);
 
-	vt_report(pmi_count == c->pmi, "%s: %u PMI(s), want %u", c->name, pmi_count, c->pmi);
+	report(pmi_count == c->pmi, "%s: %u PMI(s), want %u", c->name, pmi_count, c->pmi);
 	if (c->pmi)
-		vt_report(pmi_rip == want_rip, "%s: PMI returns to %#llx, right after the %u-th "
-			  "instruction (want %#llx: zero skid)", c->name,
-			  (unsigned long long)pmi_rip, c->m, (unsigned long long)want_rip);
+		report(pmi_rip == want_rip, "%s: PMI returns to %#llx, right after the %u-th "
+			"instruction (want %#llx: zero skid)", c->name,
+			(unsigned long long)pmi_rip, c->m, (unsigned long long)want_rip);
 	/* SDM Vol. 3B 20.2.2: the overflow sets the status bit whether or not a PMI comes. */
-	vt_report(status == 1ull << c->bit, "%s: GLOBAL_STATUS %#llx", c->name,
-		  (unsigned long long)status);
+	report(status == 1ull << c->bit, "%s: GLOBAL_STATUS %#llx", c->name,
+		(unsigned long long)status);
 	/* SDM Vol. 3A 11.5.1 (figure 11-8 note): delivering the PMI masks LVTPC. */
-	vt_report(masked == c->pmi, "%s: LVTPC mask bit %s after the window", c->name,
-		  masked ? "set" : "clear");
+	report(masked == c->pmi, "%s: LVTPC mask bit %s after the window", c->name,
+		masked ? "set" : "clear");
 	/* The counter counts on through the wrap, and the handler's instructions. */
-	vt_report(count == want_count, "%s: counter %llu after the window, want %llu", c->name,
-		  (unsigned long long)count, (unsigned long long)want_count);
+	report(count == want_count, "%s: counter %llu after the window, want %llu", c->name,
+		(unsigned long long)count, (unsigned long long)want_count);
 	vt_wrmsr(MSR_GLOBAL_OVF_CTRL, 1ull << c->bit);
 	status = vt_read(MSR_GLOBAL_STATUS);
-	vt_report(!status, "%s: GLOBAL_OVF_CTRL clears GLOBAL_STATUS (%#llx)", c->name,
-		  (unsigned long long)status);
+	report(!status, "%s: GLOBAL_OVF_CTRL clears GLOBAL_STATUS (%#llx)", c->name,
+		(unsigned long long)status);
 }
 
 int main(void)
@@ -119,5 +121,5 @@ int main(void)
 	*apic(APIC_SPIV) = SPIV_ENABLE | SPURIOUS_VECTOR;
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		run_case(&cases[i]);
-	return vt_summary("vpmu_pmi");
+	return report_summary();
 }
