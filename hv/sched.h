@@ -35,6 +35,11 @@ bool sched_place(struct vcpu *const *vcpus, unsigned n, const uint32_t *pin, uns
 __attribute__((noreturn)) void sched_run(void);
 /* The guest TSC of v now (host TSC + its offset). */
 uint64_t sched_guest_tsc(struct vcpu *v);
+/*
+ * After a change of v's domain's EPT (under its ept_lock): a new generation, INVEPT here, and a
+ * wait until no other VCPU of the domain can still run with older translations on any PCPU.
+ */
+void sched_ept_sync(struct vcpu *v);
 /* Routes an IPI from a guest's ICR write to its domain's VCPUs. */
 void sched_send_ipi(struct vcpu *from, const struct vapic_ipi *ipi);
 

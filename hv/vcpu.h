@@ -74,7 +74,8 @@ struct vcpu {
 	struct exit_record ring[EXIT_RING_LEN];
 	unsigned ring_pos;
 	unsigned migrations;
-	uint64_t ept_gen;		/* the domain EPT generation this VCPU last flushed for */
+	volatile uint64_t ept_gen;	/* the domain EPT generation this VCPU last flushed for */
+	volatile bool in_guest;		/* from its EPT check before a VM entry until the exit */
 	/* The virtual PMU and, for the soft backend, the single-stepping that feeds it. */
 	struct pmu_vcpu pmu;
 	struct vcpu_step step;
