@@ -294,6 +294,54 @@ static void test_switch(void)
 	check(model.faults == 0 && model.hot_writes == 0, "switches: no fault, no hot write");
 }
 
+/* Every physical counter reads 0, through RDMSR and RDPMC (what a next VCPU could read). */
+static bool model_zero(void)
+{
+	uint64_t val, any = 0;
+
+	for (unsigned i = 0; i < model.cfg.num_gp; i++) {
+		model_rdpmc(i, &val);
+		any |= val | model.pmc[i];
+	}
+	for (unsigned j = 0; j < model.cfg.num_fixed; j++) {
+		model_rdpmc(RDPMC_FIXED | j, &val);
+		any |= val | model.fixed[j];
+	}
+	return !any;
+}
+
+/* Switch-out leaves no counter value behind for the next VCPU (or domain) to read. */
+static void test_switch_clears(void)
+{
+	struct pmu_domain da, db;
+	struct vcpu a, b;
+
+	machine(&hw48);
+	vcpu_new(&a, &da, PMU_ACCT_GUEST);
+	vcpu_new(&b, &db, PMU_ACCT_GUEST);
+	load(&a);
+	wr(&a, MSR_IA32_PERFEVTSEL0, INST);
+	wr(&a, MSR_IA32_PERFEVTSEL0 + 3, CYCLES);
+	wr(&a, MSR_IA32_FIXED_CTR_CTRL, FIXED_ALL | FIXED_ALL << 4);
+	wr(&a, MSR_IA32_PERF_GLOBAL_CTRL, 0x300000009ull);
+	run(&a, 12345, 678, 23456);
+	check(!model_zero(), "A's counters are live while it runs");
+	unload(&a);
+	check(model_idle() && model_zero(), "after A's switch-out every counter reads 0");
+	load(&b);
+	run(&b, 100, 10, 100);
+	check(model_zero() && !b.pmu.vpmu.pmc[0] && !b.pmu.vpmu.fixed[0],
+	      "B (nothing programmed) reads 0 from every index");
+	unload(&b);
+	load(&a);
+	run(&a, 5, 1, 7);
+	unload(&a);
+	check(a.pmu.vpmu.pmc[0] == 12350 && a.pmu.vpmu.pmc[3] == 23463 &&
+	      a.pmu.vpmu.fixed[0] == 12350 && a.pmu.vpmu.fixed[1] == 23463,
+	      "A's own counts survive the clearing (restored from its vPMU): %llu %llu",
+	      (unsigned long long)a.pmu.vpmu.pmc[0], (unsigned long long)a.pmu.vpmu.pmc[3]);
+}
+
 /* The VMware modes: what hypervisor work on the VCPU's exits adds. */
 static void test_accounting(void)
 {
@@ -526,6 +574,7 @@ int main(void)
 	test_order();
 	test_counting();
 	test_switch();
+	test_switch_clears();
 	test_accounting();
 	test_overflow();
 	test_retired();
