@@ -10,6 +10,7 @@
 #define MAX_PCPUS	8
 
 struct vcpu;
+struct domain;
 
 struct pcpu {
 	struct pcpu *self;		/* at offset 0: %gs:0 gives the pcpu */
@@ -19,6 +20,7 @@ struct pcpu {
 	uint64_t vmxon_pa;
 	struct vcpu *loaded;		/* whose VMCS is current on this CPU */
 	struct vcpu *running;		/* the VCPU this CPU is executing now, if any */
+	const struct domain *last_dom;	/* whose VCPU ran here last (speculation barriers) */
 	struct runq rq;			/* the VCPUs assigned here */
 	uint64_t switches, migrations_in;
 	uint64_t switch_tsc, switch_pmu_tsc;	/* host TSC in switch_in + switch_out; the PMU's part */

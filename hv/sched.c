@@ -7,6 +7,7 @@
 #include "hv/irq.h"
 #include "hv/pcpu.h"
 #include "hv/sched.h"
+#include "hv/spec.h"
 #include "hv/step.h"
 #include "hv/vcpu.h"
 #include "hv/vmexit.h"
@@ -144,6 +145,9 @@ static void switch_in(struct pcpu *p, struct vcpu *v)
 	bool moved = v->pcpu_last != p;
 
 	vcpu_load(v);
+	if (p->last_dom != v->dom)
+		spec_domain_switch();
+	p->last_dom = v->dom;
 	/* SDM Vol. 3C 29.4.3.1: this PCPU may hold translations from before the VCPU left. */
 	if (moved)
 		invept_single(v->dom->eptp);
@@ -296,6 +300,7 @@ static void run_slice(struct vcpu *v)
 		if (t_exit)
 			v->hv_tsc += t_entry - t_exit;
 		ept_check_before_entry(v);
+		spec_before_entry();
 		if (!vmx_enter(v)) {
 			__atomic_store_n(&v->in_guest, false, __ATOMIC_RELEASE);
 			dom_kill(v->dom, v, "VM entry failed");

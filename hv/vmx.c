@@ -5,6 +5,7 @@
 #include "lib/string.h"
 #include "hv/exit_cr.h"
 #include "hv/pcpu.h"
+#include "hv/spec.h"
 #include "hv/vcpu.h"
 #include "hv/vmx.h"
 #include "hv/vmx_caps.h"
@@ -67,6 +68,7 @@ bool vmx_init_global(void)
 		       "needs to end scheduling slices; not starting\n");
 		return false;
 	}
+	spec_init();
 	cr4_guest_bits = cr4_offered(cpuid(1, 0).ecx, cpuid(0, 0).eax >= 7 ? cpuid(7, 0).ebx : 0,
 				     vmx_caps.cr4_fixed1);
 	vmx_msr_bitmap_pa = frame_alloc();
