@@ -8,6 +8,8 @@
 #include "lib/printk.c"
 #include "hv/domcfg.c"
 #include "hv/runq.c"
+#include "hv/domain.h"
+#include "lib/multiboot.h"
 
 /* printk.c writes to the console; these tests use only its formatting. */
 void con_write(const char *s, size_t len)
@@ -186,6 +188,9 @@ static void test_domain_limits(void)
 	      DOM_VCPUS_MAX);
 	check(dom_config_parse(0, "vcpus=9", 1, NULL, quiet, NULL, &cfg) == DOM_CFG_FATAL,
 	      "limits: vcpus=%u is refused", DOM_VCPUS_MAX + 1);
+	/* Every module the boot takes becomes a domain (hv/main.c builds one per module). */
+	check(MB_MODS_MAX <= MAX_DOMAINS, "limits: %u modules at most, each fits a domain slot (%u)",
+	      MB_MODS_MAX, MAX_DOMAINS);
 	/* A domain of the most VCPUs always fits an empty PCPU. */
 	check(DOM_VCPUS_MAX <= MAX_RUNQ, "limits: one domain of DOM_VCPUS_MAX fits a run queue");
 }
