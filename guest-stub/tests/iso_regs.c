@@ -22,12 +22,14 @@
 #define FLUSHES		64
 
 static volatile unsigned gp_faults __attribute__((used));
-static uint64_t gp_next __attribute__((used));
 
 void iso_cr4_write_raw(uint64_t val);
 void iso_gp_entry(void);
 
-/* MOV to CR4 (3 bytes) at a label: the #GP handler skips it there and counts the fault. */
+/*
+ * MOV to CR4 (3 bytes) at a label: the #GP handler skips it there and counts the fault; any
+ * other #GP goes on to the runtime's handler (rt_trap_stubs[13]), which reports it.
+ */
 __asm__(".text\n"
 	"iso_cr4_write_raw:\n"
 	"iso_cr4_at:\n\t"
@@ -39,28 +41,12 @@ __asm__(".text\n"
 	"cmp $iso_cr4_at, %rax\n\t"
 	"je 1f\n\t"
 	"pop %rax\n\t"
-	"jmp *gp_next(%rip)\n"
+	"jmp *rt_trap_stubs+8*13(%rip)\n"
 	"1:\taddq $3, 16(%rsp)\n\t"
 	"incl gp_faults(%rip)\n\t"
 	"pop %rax\n\t"
 	"add $8, %rsp\n\t"
 	"iretq\n");
-
-static void gp_install(void)
-{
-	struct {
-		uint16_t limit;
-		uint64_t base;
-	} __attribute__((packed)) idtr;
-	const volatile uint8_t *g;
-
-	/* SDM Vol. 3A "64-Bit Mode IDT": the old handler's offset, for faults not ours. */
-	__asm__ volatile("sidt %0" : "=m"(idtr));
-	g = (const volatile uint8_t *)(uintptr_t)(idtr.base + 16 * 13);
-	gp_next = (uint64_t)(g[0] | g[1] << 8) | (uint64_t)(g[6] | g[7] << 8) << 16 |
-		  (uint64_t)(g[8] | g[9] << 8 | g[10] << 16 | (uint32_t)g[11] << 24) << 32;
-	rt_idt_set_gate(13, iso_gp_entry, 0);
-}
 
 static bool cr4_write(uint64_t val)
 {
@@ -70,33 +56,23 @@ static bool cr4_write(uint64_t val)
 	return gp_faults == before;
 }
 
-static uint64_t read_cr0(void)
+/* MOV from CR0, CR4 or CR8 (SDM Vol. 2A MOV-Control Registers). */
+static uint64_t read_cr(unsigned n)
 {
 	uint64_t v;
 
-	__asm__ volatile("mov %%cr0, %0" : "=r"(v));
+	if (n == 0)
+		__asm__ volatile("mov %%cr0, %0" : "=r"(v));
+	else if (n == 4)
+		__asm__ volatile("mov %%cr4, %0" : "=r"(v));
+	else
+		__asm__ volatile("mov %%cr8, %0" : "=r"(v));
 	return v;
 }
 
 static void write_cr0(uint64_t v)
 {
 	__asm__ volatile("mov %0, %%cr0" : : "r"(v) : "memory");
-}
-
-static uint64_t read_cr4(void)
-{
-	uint64_t v;
-
-	__asm__ volatile("mov %%cr4, %0" : "=r"(v));
-	return v;
-}
-
-static uint64_t read_cr8(void)
-{
-	uint64_t v;
-
-	__asm__ volatile("mov %%cr8, %0" : "=r"(v));
-	return v;
 }
 
 static void write_cr8(uint64_t v)
@@ -107,15 +83,15 @@ static void write_cr8(uint64_t v)
 /* The hostile neighbour: every register it can reach set as badly as it can, over and over. */
 static void hostile(unsigned rounds, bool timed)
 {
-	uint64_t cr4 = read_cr4(), t0, t1;
+	uint64_t cr4 = read_cr(4), t0, t1;
 	unsigned cr8_kept = 0, cd_kept = 0;
 
-	report(!cr4_write(cr4 | CR4_PKE) && read_cr4() == cr4,
+	report(!cr4_write(cr4 | CR4_PKE) && read_cr(4) == cr4,
 	       "hostile: CR4.PKE cannot be set (#GP; PKRU stays the host's)");
-	report(!cr4_write(cr4 | CR4_OSXSAVE) && read_cr4() == cr4,
+	report(!cr4_write(cr4 | CR4_OSXSAVE) && read_cr(4) == cr4,
 	       "hostile: CR4.OSXSAVE cannot be set (#GP; XCR0 stays the host's)");
-	write_cr0(read_cr0() | CR0_CD | CR0_NW);
-	report((read_cr0() & (CR0_CD | CR0_NW)) == (CR0_CD | CR0_NW),
+	write_cr0(read_cr(0) | CR0_CD | CR0_NW);
+	report((read_cr(0) & (CR0_CD | CR0_NW)) == (CR0_CD | CR0_NW),
 	       "hostile: CR0.CD/NW read back as written (its shadow)");
 	if (timed) {
 		t0 = rt_rdtsc();
@@ -137,8 +113,8 @@ static void hostile(unsigned rounds, bool timed)
 		write_cr8(0xF);
 		for (volatile unsigned spin = 0; spin < 200; spin++)
 			;
-		cr8_kept += read_cr8() == 0xF;
-		cd_kept += (read_cr0() & CR0_CD) != 0;
+		cr8_kept += read_cr(8) == 0xF;
+		cd_kept += (read_cr(0) & CR0_CD) != 0;
 		__asm__ volatile("wbinvd" : : : "memory");
 	}
 	report(cr8_kept == rounds, "hostile: its own CR8 (0xF) survives every switch (%u/%u)",
@@ -146,7 +122,7 @@ static void hostile(unsigned rounds, bool timed)
 	report(cd_kept == rounds, "hostile: its own CR0.CD survives every switch (%u/%u)",
 	       cd_kept, rounds);
 	write_cr8(0);
-	write_cr0(read_cr0() & ~(CR0_CD | CR0_NW));
+	write_cr0(read_cr(0) & ~(CR0_CD | CR0_NW));
 }
 
 /* The watcher: its CR8 and CR0 are its own, and its exact counts stay exact, whoever ran before. */
@@ -155,8 +131,8 @@ static void watch(unsigned rounds)
 	unsigned cr8_zero = 0, cd_clear = 0, exact = 0, windows = rounds / 64 ? rounds / 64 : 1;
 
 	for (unsigned r = 0; r < rounds; r++) {
-		cr8_zero += read_cr8() == 0;
-		cd_clear += !(read_cr0() & (CR0_CD | CR0_NW));
+		cr8_zero += read_cr(8) == 0;
+		cd_clear += !(read_cr(0) & (CR0_CD | CR0_NW));
 		for (volatile unsigned spin = 0; spin < 200; spin++)
 			;
 	}
@@ -190,7 +166,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "timed"))
 			timed = true;
 	}
-	gp_install();
+	rt_idt_set_gate(13, iso_gp_entry, 0);
 	if (!strcmp(role, "hostile"))
 		hostile(rounds, timed);
 	else

@@ -66,6 +66,16 @@ static bool model_idle(void)
 	return !model.global_ctrl && !sels && !model.fixed_ctrl && !model.global_status;
 }
 
+/* Loads v counting instructions on GP 0, cycles on GP `cyc`, and fixed counters 0 and 1. */
+static void load_inst_cycles(struct vcpu *v, unsigned cyc)
+{
+	load(v);
+	wr(v, MSR_IA32_PERFEVTSEL0, INST);
+	wr(v, MSR_IA32_PERFEVTSEL0 + cyc, CYCLES);
+	wr(v, MSR_IA32_FIXED_CTR_CTRL, FIXED_ALL | FIXED_ALL << 4);
+	wr(v, MSR_IA32_PERF_GLOBAL_CTRL, 0x300000001ull | 1ull << cyc);
+}
+
 /* --- The tests. --- */
 
 static void test_choice(void)
@@ -155,11 +165,7 @@ static void test_order(void)
 
 	machine(&hw48);
 	vcpu_new(&v, &d, PMU_ACCT_VCPU);
-	load(&v);
-	wr(&v, MSR_IA32_PERFEVTSEL0, INST);
-	wr(&v, MSR_IA32_PERFEVTSEL0 + 1, CYCLES);
-	wr(&v, MSR_IA32_FIXED_CTR_CTRL, FIXED_ALL | FIXED_ALL << 4);
-	wr(&v, MSR_IA32_PERF_GLOBAL_CTRL, 0x300000003ull);
+	load_inst_cycles(&v, 1);
 	run(&v, 10, 1, 10);
 	unload(&v);
 	from = model.nlog;
@@ -319,11 +325,7 @@ static void test_switch_clears(void)
 	machine(&hw48);
 	vcpu_new(&a, &da, PMU_ACCT_GUEST);
 	vcpu_new(&b, &db, PMU_ACCT_GUEST);
-	load(&a);
-	wr(&a, MSR_IA32_PERFEVTSEL0, INST);
-	wr(&a, MSR_IA32_PERFEVTSEL0 + 3, CYCLES);
-	wr(&a, MSR_IA32_FIXED_CTR_CTRL, FIXED_ALL | FIXED_ALL << 4);
-	wr(&a, MSR_IA32_PERF_GLOBAL_CTRL, 0x300000009ull);
+	load_inst_cycles(&a, 3);
 	run(&a, 12345, 678, 23456);
 	check(!model_zero(), "A's counters are live while it runs");
 	unload(&a);
