@@ -108,7 +108,6 @@ static bool wants_to_run(struct vcpu *v)
 static struct vcpu *pick_next(struct pcpu *p)
 {
 	struct vcpu *pick = (struct vcpu *)0;
-
 	struct runq *q = &p->rq;
 
 	spin_lock(&q->lock);
@@ -204,7 +203,10 @@ static void maybe_migrate(struct pcpu *p, struct vcpu *v)
 		return;
 	q = &pcpus[(p->index + 1 + xorshift(&rng_state[p->index]) % (num_pcpus - 1)) % num_pcpus];
 	vcpu_unload(v);
-	/* A full queue refuses the VCPU: it stays here rather than overfill the other PCPU. */
+	/*
+	 * A full queue refuses the VCPU: it stays here rather than overfill the other PCPU. Its
+	 * PCPU is set first: q may pick it the moment it is on q's queue.
+	 */
 	v->pcpu = q;
 	if (!runq_move(&p->rq, &q->rq, v)) {
 		v->pcpu = p;
