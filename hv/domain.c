@@ -142,7 +142,7 @@ static void write_boot_gdt(struct domain *d, bool is64)
 	gdt[GUEST_SEL_DATA / 8] = 0x00CF92000000FFFFull;
 }
 
-/* Puts the VCPUs on their PCPUs' run queues, only once every pin is online and every queue has room. */
+/* Puts the VCPUs on their PCPUs' run queues, once every pin is online and every queue has room. */
 static bool place_vcpus(struct domain *d)
 {
 	char why[sizeof(d->fate)];

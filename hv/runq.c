@@ -72,13 +72,13 @@ bool runq_plan(const unsigned *len, const bool *online, unsigned npcpus, unsigne
 		if (npin) {
 			pc[i] = pin[npin == 1 ? 0 : i];
 			if (pc[i] >= npcpus || !online[pc[i]]) {
-				snprintk(why, why_size, "vcpu %u is pinned to pcpu %u, which is not "
-					 "online", i, pc[i]);
+				snprintk(why, why_size, "vcpu %u is pinned to pcpu %u, which is "
+					 "not online", i, pc[i]);
 				return false;
 			}
 			if (len[pc[i]] + add[pc[i]] >= MAX_RUNQ) {
-				snprintk(why, why_size, "vcpu %u is pinned to pcpu %u, whose run queue "
-					 "is full (%u VCPUs, at most %u)", i, pc[i],
+				snprintk(why, why_size, "vcpu %u is pinned to pcpu %u, whose "
+					 "run queue is full (%u VCPUs, at most %u)", i, pc[i],
 					 len[pc[i]] + add[pc[i]], MAX_RUNQ);
 				return false;
 			}
@@ -91,8 +91,9 @@ bool runq_plan(const unsigned *len, const bool *online, unsigned npcpus, unsigne
 			} while (++tried <= npcpus &&
 				 (!online[pc[i]] || len[pc[i]] + add[pc[i]] >= MAX_RUNQ));
 			if (tried > npcpus) {
-				snprintk(why, why_size, "no room for vcpu %u: every online PCPU's run "
-					 "queue is full (at most %u VCPUs each)", i, MAX_RUNQ);
+				snprintk(why, why_size, "no room for vcpu %u: every online "
+					 "PCPU's run queue is full (at most %u VCPUs each)", i,
+					 MAX_RUNQ);
 				return false;
 			}
 		}

@@ -29,9 +29,10 @@ bool runq_move(struct runq *from, struct runq *to, struct vcpu *v);
 
 /*
  * Chooses a PCPU for each of a domain's n VCPUs. len[p] is how many VCPUs PCPU p's queue holds
- * now and online[p] whether it runs, for p < npcpus <= MAX_PCPUS. npin 0: unpinned, round robin from *next
- * over the online PCPUs with room; npin 1: all on pin[0]; else VCPU i on pin[i]. Returns true
- * with pc[0..n) filled and *next advanced, or false with the reason in why (nothing changes).
+ * now and online[p] whether it runs, for p < npcpus <= MAX_PCPUS. npin 0: unpinned, round
+ * robin from *next over the online PCPUs with room; npin 1: all on pin[0]; else VCPU i on
+ * pin[i]. Returns true with pc[0..n) filled and *next advanced, or false with the reason in
+ * why (nothing changes).
  */
 bool runq_plan(const unsigned *len, const bool *online, unsigned npcpus, unsigned n,
 	       const uint32_t *pin, unsigned npin, unsigned *next, unsigned *pc, char *why,

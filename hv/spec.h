@@ -25,7 +25,7 @@
 struct spec_policy {
 	bool ibpb_on_domain_switch;	/* IA32_PRED_CMD.IBPB when a PCPU goes to another domain */
 	bool l1d_flush_on_entry;	/* IA32_FLUSH_CMD.L1D_FLUSH before every VM entry (L1TF) */
-	bool verw_on_entry;		/* VERW clears the CPU buffers before every VM entry (MDS) */
+	bool verw_on_entry;		/* VERW clears CPU buffers before every VM entry (MDS) */
 };
 
 extern struct spec_policy spec_policy;

@@ -136,8 +136,8 @@ static void watch(unsigned rounds)
 		for (volatile unsigned spin = 0; spin < 200; spin++)
 			;
 	}
-	report(cr8_zero == rounds, "watch: CR8 reads its own 0 across the neighbour's slices (%u/%u)",
-	       cr8_zero, rounds);
+	report(cr8_zero == rounds, "watch: CR8 reads its own 0 across the neighbour's slices "
+	       "(%u/%u)", cr8_zero, rounds);
 	report(cd_clear == rounds, "watch: CR0.CD/NW read clear across the neighbour's slices "
 	       "(%u/%u)", cd_clear, rounds);
 	/* Instructions retired over a window of known length: exactly VT_WINDOW each time. */

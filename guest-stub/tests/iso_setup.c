@@ -94,7 +94,7 @@ int main(int argc, char **argv)
 		t[1] = kthread_create(writer, NULL, KTHREAD_KERNEL, 1);
 		t[0] = kthread_create(setter, NULL, KTHREAD_KERNEL, 0);
 		kthread_join(t[0]);
-		/* The writer's next write faults and the domain ends; reaching here is a failure. */
+		/* The writer's next write faults and ends the domain: getting here is a failure. */
 		for (volatile unsigned long spin = 0; spin < 50000000ul; spin++)
 			;
 		report(false, "setup: the writer still writes %llu times after SETUP returned",
