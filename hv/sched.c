@@ -241,46 +241,24 @@ static uint32_t preemption_value(struct vcpu *v, uint64_t slice_end)
 	return end > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)end;
 }
 
-/*
- * Before every VM entry: from here to the exit the VCPU counts as in its guest, and it enters
- * with no translation older than the domain's EPT generation (SDM Vol. 3C 29.4.3.1). The
- * sequentially consistent pair with sched_ept_sync(): either this sees the new generation, or
- * the changer sees in_guest and waits for the exit.
- */
-static void ept_check_before_entry(struct vcpu *v)
-{
-	uint64_t gen;
-
-	__atomic_store_n(&v->in_guest, true, __ATOMIC_SEQ_CST);
-	gen = __atomic_load_n(&v->dom->ept_gen, __ATOMIC_SEQ_CST);
-	if (v->ept_gen != gen) {
-		invept_single(v->dom->eptp);
-		__atomic_store_n(&v->ept_gen, gen, __ATOMIC_RELEASE);
-	}
-}
-
 void sched_ept_sync(struct vcpu *v)
 {
 	struct domain *d = v->dom;
-	uint64_t gen = __atomic_add_fetch(&d->ept_gen, 1, __ATOMIC_SEQ_CST);
+	struct ept_user *users[DOM_VCPUS_MAX];
+	uint64_t gen = ept_changed(&d->ept_gen);
 
 	invept_single(d->eptp);
-	v->ept_gen = gen;
-	/* A VCPU running elsewhere leaves its guest within a slice (the preemption timer). */
-	for (unsigned i = 0; i < d->nvcpus; i++) {
-		struct vcpu *w = d->vcpus[i];
-
-		while (w != v && __atomic_load_n(&w->in_guest, __ATOMIC_SEQ_CST) &&
-		       __atomic_load_n(&w->ept_gen, __ATOMIC_ACQUIRE) != gen)
-			cpu_relax();
-	}
+	v->ept.gen = gen;
+	for (unsigned i = 0; i < d->nvcpus; i++)
+		users[i] = &d->vcpus[i]->ept;
+	ept_wait(users, d->nvcpus, &v->ept, gen);
 }
 
 /* VM entries until the slice ends, the VCPU halts or yields, or its domain ends. */
 static void run_slice(struct vcpu *v)
 {
 	uint64_t slice_end = rdtsc() + sched_opts.slice_us * tsc_khz / 1000;
-	uint64_t t_entry, t_exit = 0;
+	uint64_t t_entry, t_exit = 0, gen;
 
 	v->resched = false;
 	while (v->state == VCPU_RUNNABLE && v->dom->state == DOM_RUNNING && !v->resched) {
@@ -301,14 +279,19 @@ static void run_slice(struct vcpu *v)
 		/* The hypervisor's time for this VCPU: from each exit up to the next entry. */
 		if (t_exit)
 			v->hv_tsc += t_entry - t_exit;
-		ept_check_before_entry(v);
+		/* No translation older than the domain's EPT generation (SDM Vol. 3C 29.4.3.1). */
+		gen = ept_enter(&v->ept, &v->dom->ept_gen);
+		if (gen) {
+			invept_single(v->dom->eptp);
+			__atomic_store_n(&v->ept.gen, gen, __ATOMIC_RELEASE);
+		}
 		spec_before_entry();
 		if (!vmx_enter(v)) {
-			__atomic_store_n(&v->in_guest, false, __ATOMIC_RELEASE);
+			ept_leave(&v->ept);
 			dom_kill(v->dom, v, "VM entry failed");
 			break;
 		}
-		__atomic_store_n(&v->in_guest, false, __ATOMIC_RELEASE);
+		ept_leave(&v->ept);
 		t_exit = rdtsc();
 		pmu_after_exit(v);
 		v->run_tsc += t_exit - t_entry;

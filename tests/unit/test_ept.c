@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tests/unit/unit.h"
 #include "lib/spinlock.h"
@@ -171,10 +172,69 @@ static void test_locked_changes(void)
 	check(frames_out == before, "and nothing leaks");
 }
 
+/* The generation handshake, each ordering of one PCPU's entry against one change. */
+static volatile uint64_t dom_gen;
+static struct ept_user users[3];		/* [2] is the changer's own VCPU */
+static struct ept_user *const list[3] = { &users[0], &users[1], &users[2] };
+static volatile bool wait_returned;
+static uint64_t wait_gen;
+
+static void *waiter(void *arg)
+{
+	(void)arg;
+	ept_wait(list, 3, &users[2], wait_gen);
+	__atomic_store_n(&wait_returned, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Starts ept_wait() for gen on another thread; true if it is still waiting after 50 ms. */
+static bool wait_blocks(pthread_t *t, uint64_t gen)
+{
+	struct timespec ms50 = { 0, 50 * 1000 * 1000 };
+
+	wait_gen = gen;
+	wait_returned = false;
+	pthread_create(t, NULL, waiter, NULL);
+	nanosleep(&ms50, NULL);
+	return !__atomic_load_n(&wait_returned, __ATOMIC_ACQUIRE);
+}
+
+static void test_generation_handshake(void)
+{
+	pthread_t t;
+	uint64_t gen, seen;
+
+	check(ept_enter(&users[0], &dom_gen) == 0, "handshake: nothing changed, no flush");
+	users[2].in_guest = true;	/* the changer's VCPU is in an exit, but even so */
+	gen = ept_changed(&dom_gen);
+	users[2].gen = gen;
+	check(wait_blocks(&t, gen), "handshake: a PCPU in its guest since before the change is "
+	      "waited for");
+	ept_leave(&users[0]);
+	pthread_join(t, NULL);
+	check(wait_returned, "handshake: ... until it leaves its guest");
+	seen = ept_enter(&users[0], &dom_gen);
+	check(seen == gen, "handshake: its next entry flushes for the new generation");
+	users[0].gen = seen;
+	check(!wait_blocks(&t, gen), "handshake: a PCPU in its guest that flushed for it is not "
+	      "waited for");
+	pthread_join(t, NULL);
+	ept_leave(&users[0]);
+	gen = ept_changed(&dom_gen);
+	check(!wait_blocks(&t, gen), "handshake: PCPUs out of their guests are not waited for");
+	pthread_join(t, NULL);
+	check(ept_enter(&users[1], &dom_gen) == gen && ept_enter(&users[0], &dom_gen) == gen,
+	      "handshake: entries after the change flush for it");
+	users[0].gen = users[1].gen = gen;
+	ept_leave(&users[0]);
+	ept_leave(&users[1]);
+}
+
 int main(void)
 {
 	test_large_and_split();
 	test_no_large_pages();
 	test_locked_changes();
+	test_generation_handshake();
 	return unit_summary();
 }
