@@ -4,22 +4,7 @@
 #include <string.h>
 
 #include "tests/unit/unit.h"
-#include "hv/vmx_defs.h"
-
-/* The VMX instructions become a VMCS in memory: hv/vmx_ops.h stays out. */
-#define PERFVISOR_HV_VMX_OPS_H
-static uint64_t vmcs[0x7000];
-
-static uint64_t vmread(enum vmcs_field f)
-{
-	return vmcs[f];
-}
-
-static void vmwrite(enum vmcs_field f, uint64_t v)
-{
-	vmcs[f] = v;
-}
-
+#include "tests/unit/vmcs_model.h"
 #include "hv/exit_exception.c"
 
 static unsigned killed;
