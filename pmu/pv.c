@@ -297,11 +297,16 @@ static int64_t setup(struct vcpu *v, uint64_t gpa, uint64_t nvcpus)
 	const char *why;
 	struct pv_vcpu_area *base;
 
-	if (d->area || nvcpus > PV_MAX_VCPUS)
+	if (nvcpus > PV_MAX_VCPUS)
+		return -PV_EINVAL;
+	/* VCPUs of one domain may call at once on several PCPUs: exactly one maps the area. */
+	if (__atomic_exchange_n(&d->claimed, 1, __ATOMIC_ACQ_REL))
 		return -PV_EINVAL;
 	base = vcpu_pmu_map_area(v, gpa, (unsigned)nvcpus, &why);
-	if (!base)
+	if (!base) {
+		__atomic_store_n(&d->claimed, 0, __ATOMIC_RELEASE);
 		return -PV_EINVAL;
+	}
 	for (unsigned k = 0; k < nvcpus; k++) {
 		struct pv_vcpu_area *a = (struct pv_vcpu_area *)((char *)base + k * PV_PMU_AREA_STRIDE);
 

@@ -18,6 +18,7 @@ struct pmu_backend_ops;
 /* Per domain: where the shared area is, which vector overflows use, each VCPU's control. */
 struct pv_domain {
 	struct pv_vcpu_area *area;	/* host address of VCPU 0's page; NULL before HC_PMU_SETUP */
+	int claimed;			/* a SETUP took the area (atomic: the first caller wins) */
 	unsigned nvcpus;
 	uint8_t vector;
 	/*
