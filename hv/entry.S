@@ -40,6 +40,8 @@ vmx_run:
 	/* The guest's CR2 is not part of the VMCS: load it by hand (SDM Vol. 3C 28.3.2.1). */
 	movq G_CR2(%rdi), %rax
 	movq %rax, %cr2
+/* From here on: %rdi = the vcpu, %esi = launched, the stack frame the one HOST_RSP names. */
+enter_guest:
 	movl %esi, %eax
 	movq G_RCX(%rdi), %rcx
 	movq G_RDX(%rdi), %rdx
@@ -74,6 +76,7 @@ vmx_run:
 
 	.globl vmx_exit_entry
 vmx_exit_entry:
+	/* HOST_RSP is 16-byte aligned: vmx_run was called aligned and pushed 7 registers. */
 	pushq %rdi
 	movq 8(%rsp), %rdi
 	movq %rax, G_RAX(%rdi)
@@ -93,7 +96,17 @@ vmx_exit_entry:
 	movq %r15, G_R15(%rdi)
 	movq %cr2, %rax
 	movq %rax, G_CR2(%rdi)
-	popq %rdi
+	/*
+	 * Exits vmexit_fast() answers go straight back to the guest; it takes no page fault, so
+	 * CR2 still holds the guest's.
+	 */
+	call vmexit_fast
+	testb %al, %al
+	jz 3f
+	movq (%rsp), %rdi
+	movl $1, %esi
+	jmp enter_guest
+3:	popq %rdi
 	popq %r15
 	popq %r14
 	popq %r13

@@ -76,7 +76,7 @@ const char *exit_reason_name(uint32_t reason)
 /* The default row: an exit the VMCS set-up never asks for ends the domain, not the run. */
 static void exit_unexpected(struct vcpu *v, uint64_t qual)
 {
-	uint32_t basic = vmread(VMCS_EXIT_REASON) & 0xFFFF;
+	uint32_t basic = v->exit_reason & 0xFFFF;
 
 	dom_kill(v->dom, v, "unexpected VM exit %u (%s) qualification 0x%lx", basic,
 		 exit_reason_name(basic), qual);
@@ -98,9 +98,39 @@ static void reinject_vectoring_event(void)
 	vmwrite(VMCS_ENTRY_INTR_INFO, info & ~(1u << 12));
 }
 
+/*
+ * Nothing but the exit itself needs the hypervisor: no stepping, no counter (the PMU's per-exit
+ * hooks have nothing to do), the VCPU stays on its PCPU, and the VMX-preemption timer keeps
+ * counting down across the exit (its value is saved at exit, SDM Vol. 3C 28.2 / 27.7.2), so
+ * slice ends and virtual timer deadlines still come on time.
+ */
+static inline bool fast_path_quiet(const struct vcpu *v)
+{
+	return !v->step.want && !v->step.active && !v->resched && v->state == VCPU_RUNNABLE &&
+	       v->dom->state == DOM_RUNNING && pmu_exit_quiet(&v->pmu) &&
+	       (vmread(VMCS_EXIT_CTLS) & EXIT_SAVE_PREEMPTION_TIMER);
+}
+
+bool vmexit_fast(struct vcpu *v)
+{
+	uint32_t reason = (uint32_t)vmread(VMCS_EXIT_REASON);
+	uint32_t basic = reason & 0xFFFF;
+
+	v->exit_reason = reason;
+	v->total_exits++;
+	if (basic < EXIT_REASON_MAX)
+		v->exits[basic]++;
+	if ((basic != EXIT_REASON_VMCALL && basic != EXIT_REASON_CPUID) || !fast_path_quiet(v))
+		return false;
+	if (basic == EXIT_REASON_VMCALL)
+		return exit_vmcall_fast(v);
+	exit_cpuid(v, 0);
+	return true;
+}
+
 void vmexit_handle(struct vcpu *v)
 {
-	uint32_t reason = vmread(VMCS_EXIT_REASON);
+	uint32_t reason = v->exit_reason;
 	uint32_t basic = reason & 0xFFFF;
 	uint64_t qual = vmread(VMCS_EXIT_QUALIFICATION);
 	struct exit_record *r = &v->ring[v->ring_pos++ % EXIT_RING_LEN];
@@ -110,9 +140,6 @@ void vmexit_handle(struct vcpu *v)
 	r->rip = vmread(VMCS_GUEST_RIP);
 	r->qualification = qual;
 	r->tsc = rdtsc();
-	v->total_exits++;
-	if (basic < EXIT_REASON_MAX)
-		v->exits[basic]++;
 	if (reason & EXIT_REASON_ENTRY_FAILED) {
 		vmx_explain_entry_failure(v, false, reason);
 		dom_kill(v->dom, v, "VM entry failed (exit reason %u)", basic);

@@ -74,6 +74,12 @@ enum vpmu_result pmu_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val);
 enum vpmu_result pmu_rdpmc(struct vcpu *v, uint32_t ecx, bool pce, uint64_t *val);
 void pmu_cpuid(struct vcpu *v, uint32_t *eax, uint32_t *ebx, uint32_t *ecx, uint32_t *edx);
 
+/* pmu_before_entry() and pmu_after_exit() have nothing to do: no backend, or no soft counter counts. */
+static inline bool pmu_exit_quiet(const struct pmu_vcpu *pv)
+{
+	return pmu_backend == PMU_BACKEND_OFF || (pmu_backend == PMU_BACKEND_SOFT && !pv->active);
+}
+
 /* Around every guest run and every VCPU switch. */
 void pmu_before_entry(struct vcpu *v);
 void pmu_after_exit(struct vcpu *v);
