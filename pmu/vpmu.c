@@ -100,15 +100,23 @@ static uint64_t ctr_room(const struct vpmu *p, unsigned bit)
 	return vpmu_width_mask(p->cfg) - *ctr_value(p, bit) + 1;
 }
 
+/* The counters GLOBAL_CTRL enables (SDM Vol. 3B 20.2.2): only they can count, so only they are looked at. */
+static uint64_t enabled_ctrs(const struct vpmu *p)
+{
+	return p->global_ctrl & (vpmu_gp_bits(p->cfg) | vpmu_fixed_bits(p->cfg));
+}
+
 /* The counters, as GLOBAL bits, that count ev at cpl now. */
 static uint64_t counting(const struct vpmu *p, enum vpmu_event ev, unsigned cpl)
 {
-	uint64_t ctrs = vpmu_gp_bits(p->cfg) | vpmu_fixed_bits(p->cfg), hits = 0;
+	uint64_t ctrs = enabled_ctrs(p), hits = 0;
 
+	if (ev == VPMU_EV_NONE)
+		return 0;
 	for (; ctrs; ctrs &= ctrs - 1) {
 		unsigned bit = __builtin_ctzll(ctrs);
 
-		if (ev != VPMU_EV_NONE && ctr_event(p, bit, cpl) == ev)
+		if (ctr_event(p, bit, cpl) == ev)
 			hits |= 1ull << bit;
 	}
 	return hits;
@@ -136,12 +144,16 @@ uint64_t vpmu_count(struct vpmu *p, enum vpmu_event ev, uint64_t n, unsigned cpl
 
 uint32_t vpmu_active(const struct vpmu *p, unsigned cpl)
 {
+	uint64_t ctrs = enabled_ctrs(p);
 	uint32_t evs = 0;
-	int ev;
 
-	for (ev = 0; ev < VPMU_EV_COUNT; ev++)
-		if (counting(p, ev, cpl))
+	/* One look at each enabled counter, not one per event. */
+	for (; ctrs; ctrs &= ctrs - 1) {
+		enum vpmu_event ev = ctr_event(p, __builtin_ctzll(ctrs), cpl);
+
+		if (ev != VPMU_EV_NONE)
 			evs |= 1u << ev;
+	}
 	return evs;
 }
 
