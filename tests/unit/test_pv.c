@@ -336,6 +336,11 @@ static void test_read_rdpmc(unsigned width, uint64_t first)
 	check(t.sum[0] == 750 && log[0] == 1750 && cpu.rdpmc_calls == 6,
 	      "%u bits from %#llx: 1750 after a suspension, read by RDPMC of counter 2 (%llu)",
 	      width, (unsigned long long)first, (unsigned long long)log[0]);
+	/* The one-value read sees the same count, with one RDPMC; 0 for a counter not in a-mode. */
+	check(pv_read_one(&t, &page, 0, &ops) == 1750 && cpu.rdpmc_calls == 7 &&
+	      pv_read_one(&t, &page, 1, &ops) == 0 && cpu.rdpmc_calls == 7,
+	      "%u bits from %#llx: pv_read_one() of counter 0 reads 1750 with one RDPMC", width,
+	      (unsigned long long)first);
 }
 
 /*
