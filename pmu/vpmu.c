@@ -38,10 +38,11 @@ enum vpmu_event vpmu_evtsel_event(uint64_t sel, unsigned cpl)
 	if (!(sel & EVTSEL_EN) || !(sel & (cpl ? EVTSEL_USR : EVTSEL_OS)))
 		return VPMU_EV_NONE;
 	/*
-	 * CMASK, INV and EDGE compare or detect per-cycle event counts; counting one instruction
-	 * at a time has no cycles to compare, so such a counter cannot be exact and never counts.
+	 * CMASK and EDGE compare or detect per-cycle event counts; counting one instruction at a
+	 * time has no cycles to compare, so such a counter cannot be exact and never counts. INV
+	 * only inverts the CMASK comparison: with CMASK 0 it is ignored (SDM Vol. 3B 20.2.1.1).
 	 */
-	if (sel & (EVTSEL_CMASK | EVTSEL_INV | EVTSEL_EDGE))
+	if (sel & (EVTSEL_CMASK | EVTSEL_EDGE))
 		return VPMU_EV_NONE;
 	for (ev = 0; ev < VPMU_EV_COUNT; ev++)
 		if ((sel & (EVTSEL_EVENT_MASK | EVTSEL_UMASK)) == gp_codes[ev])

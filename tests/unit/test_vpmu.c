@@ -220,7 +220,10 @@ static const struct decode_case {
 	{ "LLC misses are not counted", ARCH_EVENT_LLC_MISS | EN_ALL, 0, 0 },
 	{ "branch misses are not counted", ARCH_EVENT_BRANCH_MISS | EN_ALL, 0, 0 },
 	{ "CMASK stops counting", ARCH_EVENT_INST_RETIRED | EN_ALL | 1ull << 24, 0, 0 },
-	{ "INV stops counting", ARCH_EVENT_INST_RETIRED | EN_ALL | EVTSEL_INV, 0, 0 },
+	/* SDM Vol. 3B 20.2.1.1: with CMASK 0 the INV flag is ignored. */
+	{ "INV with CMASK 0 is ignored", ARCH_EVENT_INST_RETIRED | EN_ALL | EVTSEL_INV, 1, 1 },
+	{ "INV with CMASK 1 stops counting", ARCH_EVENT_INST_RETIRED | EN_ALL | EVTSEL_INV |
+	  1ull << 24, 0, 0 },
 	{ "EDGE stops counting", ARCH_EVENT_INST_RETIRED | EN_ALL | EVTSEL_EDGE, 0, 0 },
 	{ "INT and PC do not change counting", ARCH_EVENT_INST_RETIRED | EN_ALL | EVTSEL_INT |
 	  EVTSEL_PC, 1, 1 },
