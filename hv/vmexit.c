@@ -120,12 +120,28 @@ bool vmexit_fast(struct vcpu *v)
 	v->total_exits++;
 	if (basic < EXIT_REASON_MAX)
 		v->exits[basic]++;
-	if ((basic != EXIT_REASON_VMCALL && basic != EXIT_REASON_CPUID) || !fast_path_quiet(v))
+	switch (basic) {
+	case EXIT_REASON_VMCALL:
+		return fast_path_quiet(v) && exit_vmcall_fast(v);
+	case EXIT_REASON_CPUID:
+		if (!fast_path_quiet(v))
+			return false;
+		exit_cpuid(v, 0);
+		return true;
+	case EXIT_REASON_RDMSR:
+	case EXIT_REASON_WRMSR:
+		/* Only the vPMU's MSRs: others move the TSC or the APIC, which the entry path reads. */
+		if (!fast_path_quiet(v) || !pmu_owns_msr((uint32_t)v->gpr[GPR_RCX]))
+			return false;
+		exit_table[basic].handler(v, 0);
+		/* A write that starts a counter needs the entry path (stepping, PMU hooks). */
+		if (!v->step.want && pmu_exit_quiet(&v->pmu))
+			return true;
+		v->exit_done = true;
 		return false;
-	if (basic == EXIT_REASON_VMCALL)
-		return exit_vmcall_fast(v);
-	exit_cpuid(v, 0);
-	return true;
+	default:
+		return false;
+	}
 }
 
 void vmexit_handle(struct vcpu *v)
@@ -140,6 +156,10 @@ void vmexit_handle(struct vcpu *v)
 	r->rip = vmread(VMCS_GUEST_RIP);
 	r->qualification = qual;
 	r->tsc = rdtsc();
+	if (v->exit_done) {
+		v->exit_done = false;
+		return;
+	}
 	if (reason & EXIT_REASON_ENTRY_FAILED) {
 		vmx_explain_entry_failure(v, false, reason);
 		dom_kill(v->dom, v, "VM entry failed (exit reason %u)", basic);

@@ -63,16 +63,18 @@ static enum vpmu_event allowed(const struct vpmu *p, enum vpmu_event ev)
 	return ev;
 }
 
-/* What the counter at IA32_PERF_GLOBAL_* bit `bit` counts at cpl now: VPMU_EV_NONE when nothing. */
-static enum vpmu_event ctr_event(const struct vpmu *p, unsigned bit, unsigned cpl)
+/*
+ * What the counter at IA32_PERF_GLOBAL_* bit `bit`, which GLOBAL_CTRL enables (enabled_ctrs()),
+ * counts at cpl now: VPMU_EV_NONE when nothing. SDM Vol. 3B 20.2.2: the GLOBAL_CTRL bit is
+ * ANDed with the counter's own enables.
+ */
+static inline enum vpmu_event ctr_event(const struct vpmu *p, unsigned bit, unsigned cpl)
 {
 	unsigned j = bit - GLOBAL_FIXED_SHIFT;
 
-	/* SDM Vol. 3B 20.2.2: the GLOBAL_CTRL bit is ANDed with the counter's own enables. */
-	if (!(p->global_ctrl >> bit & 1))
-		return VPMU_EV_NONE;
+	/* EN clear (a counter not in use, the common case) needs no decoding. */
 	if (bit < GLOBAL_FIXED_SHIFT)
-		return allowed(p, gp_event(p, bit, cpl));
+		return p->evtsel[bit] & EVTSEL_EN ? allowed(p, gp_event(p, bit, cpl)) : VPMU_EV_NONE;
 	/* SDM Vol. 3B 20.2.2: the fixed counter's ENABLE field, bit 0 for CPL 0, bit 1 above. */
 	if (p->fixed_ctrl >> FIXED_CTRL_SHIFT(j) & (cpl ? FIXED_CTRL_USR : FIXED_CTRL_OS))
 		return allowed(p, fixed_events[j]);
@@ -148,7 +150,11 @@ uint32_t vpmu_active(const struct vpmu *p, unsigned cpl)
 	uint64_t ctrs = enabled_ctrs(p);
 	uint32_t evs = 0;
 
-	/* One look at each enabled counter, not one per event. */
+	/* GP counters with EN clear (those not in use) count nothing: a cheap pass drops them. */
+	for (unsigned i = 0; i < p->cfg->num_gp; i++)
+		if (!(p->evtsel[i] & EVTSEL_EN))
+			ctrs &= ~(1ull << i);
+	/* One look at each counter left, not one per event. */
 	for (; ctrs; ctrs &= ctrs - 1) {
 		enum vpmu_event ev = ctr_event(p, __builtin_ctzll(ctrs), cpl);
 
