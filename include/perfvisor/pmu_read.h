@@ -164,19 +164,15 @@ static inline void pv_thread_suspend(struct pv_thread_counts *t, const void *are
 }
 
 /*
- * Log of value i now (seed 003, equations 2 and 3 at once): Sum_thread + (Sum_vcpu + Phys -
- * Start_vcpu - Start*_thread), the difference modulo 2^width. Differences modulo a power of two
- * may be reduced once at the end, so this is pv_log() of pv_phys_star() with one reduction.
+ * Log of value i (its Sum/Start c) from Phys (seed 003, equations 2 and 3 at once): Sum_thread
+ * + (Sum_vcpu + Phys - Start_vcpu - Start*_thread), the difference modulo 2^width. Differences
+ * modulo a power of two may be reduced once at the end: pv_log() of pv_phys_star(), one wrap.
  */
-static inline uint64_t pv_log_now(const struct pv_thread_counts *t, const struct pv_vcpu_area *a,
-				  unsigned i, const struct pv_read_ops *ops)
+static inline uint64_t pv_log_of(const struct pv_thread_counts *t, const struct pv_counter *c,
+				 unsigned i, uint64_t phys, unsigned width)
 {
-	const struct pv_counter *c = pv_counter_of(a, i);
-	uint64_t phys = pv_phys(a, i, ops);
-
 	return PV_LOAD(&t->sum[i]) + pv_wrap(PV_LOAD(&c->sum_vcpu) + phys -
-					     PV_LOAD(&c->start_vcpu) - PV_LOAD(&t->start[i]),
-					     pv_width(a, i));
+					     PV_LOAD(&c->start_vcpu) - PV_LOAD(&t->start[i]), width);
 }
 
 /*
@@ -219,13 +215,27 @@ static inline void pv_read(const struct pv_thread_counts *t, const void *areas,
 			   const struct pv_read_ops *ops, uint64_t log[PV_NVALUES])
 {
 	struct pv_read_snap s;
-	uint32_t mask;
+	uint32_t mask, m;
+	unsigned width;
+	int soft;
 
 	do {
 		pv_snap_take(&s, t, areas);
 		mask = PV_LOAD(&t->mask);
-		for (unsigned i = 0; i < PV_NVALUES; i++)
-			log[i] = mask >> i & 1 ? pv_log_now(t, s.a, i, ops) : 0;
+		/* What is the same for every counter is loaded once per attempt. */
+		width = PV_LOAD(&s.a->width);
+		soft = PV_LOAD(&s.a->flags) & PV_FLAG_SOFT_PHYS;
+		for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
+			log[i] = 0;
+		for (m = mask & ((1u << PV_PMU_COUNTERS) - 1); m; m &= m - 1) {
+			unsigned i = __builtin_ctz(m);
+			uint64_t phys = soft ? PV_LOAD(&s.a->soft_phys[i]) :
+				ops->rdpmc(ops->ctx, PV_LOAD(&s.a->rdpmc_index[i]));
+
+			log[i] = pv_log_of(t, &s.a->ctr[i], i, phys, width);
+		}
+		log[PV_TSC] = mask >> PV_TSC & 1 ?
+			pv_log_of(t, &s.a->tsc, PV_TSC, ops->rdtsc(ops->ctx), 64) : 0;
 	} while (pv_snap_changed(&s, t));
 }
 
@@ -242,7 +252,9 @@ static inline uint64_t pv_read_one(const struct pv_thread_counts *t, const void 
 
 	do {
 		pv_snap_take(&s, t, areas);
-		log = PV_LOAD(&t->mask) >> i & 1 ? pv_log_now(t, s.a, i, ops) : 0;
+		log = PV_LOAD(&t->mask) >> i & 1 ?
+			pv_log_of(t, pv_counter_of(s.a, i), i, pv_phys(s.a, i, ops), pv_width(s.a, i)) :
+			0;
 	} while (pv_snap_changed(&s, t));
 	return log;
 }
