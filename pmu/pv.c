@@ -405,13 +405,19 @@ uint64_t pv_overflow(struct vcpu *v, uint64_t overflowed)
 	mine = overflowed & c->imode_mask;
 	if (!mine)
 		return overflowed;
-	/* Each overflow re-arms the counter with its reset value: a sampling period per interrupt. */
+	/*
+	 * Each overflow re-arms the counter with its reset value: a sampling period per interrupt.
+	 * What counted past zero stays (the reload is the reset value plus the overshoot), and an
+	 * overshoot of whole periods is that many more overflows, each counted.
+	 */
 	for (uint64_t m = mine; m; m &= m - 1) {
 		unsigned i = __builtin_ctzll(m);
+		uint64_t period = WIDTH_MASK - (c->ireset[i] & WIDTH_MASK) + 1;
+		uint64_t over = pv->vpmu.pmc[i];
 
-		pv->vpmu.pmc[i] = c->ireset[i] & WIDTH_MASK;
+		pv->vpmu.pmc[i] = ((c->ireset[i] & WIDTH_MASK) + over % period) & WIDTH_MASK;
 		pv->vpmu.global_status &= ~(1ull << i);
-		a->overflows++;
+		a->overflows += 1 + over / period;
 	}
 	a->overflow_pending |= (uint32_t)mine;
 	if (pv->pd->pv.vector)
