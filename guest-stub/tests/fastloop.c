@@ -1,10 +1,10 @@
 /* The exit fast path from a guest: its answers, its exit counts, and slices that still end. */
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "guest-stub/lib/report.h"
 #include "guest-stub/rt/rt.h"
 #include "include/perfvisor/hypercall.h"
 #include "include/x86/pmu_msr.h"
@@ -19,30 +19,6 @@
  */
 #define GAP_TICKS	50000
 #define SIGNATURE_EBX	0x66726570	/* "perf" at CPUID 0x40000000 (hv/exit_cpuid.c) */
-
-static int passed, failed;
-
-/* The guest library's report() shape (guest-stub/lib/report.h), until this guest links it. */
-static void report(bool pass, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %d - ", pass ? "ok" : "not ok", passed + failed + 1);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (pass)
-		passed++;
-	else
-		failed++;
-}
-
-static int report_summary(void)
-{
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed;
-}
 
 static inline int64_t vmcall0(uint64_t nr)
 {

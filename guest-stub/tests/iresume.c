@@ -1,5 +1,4 @@
 /* i-mode overflow notifications across pvc_iresume(): none dropped, none coalesced. */
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -7,6 +6,7 @@
 #include "guest-stub/kernel/kernel.h"
 #include "guest-stub/kernel/pmu.h"
 #include "guest-stub/lib/pvc.h"
+#include "guest-stub/lib/report.h"
 
 /*
  * One i-mode counter of instructions at both rings with a period far longer than any stretch
@@ -20,30 +20,6 @@
 #define PERIOD		3000
 #define SWEEP		1000
 #define STEP		11
-
-static int passed, failed;
-
-/* The guest library's report() shape (guest-stub/lib/report.h), until this guest links it. */
-static void report(bool pass, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %d - ", pass ? "ok" : "not ok", passed + failed + 1);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (pass)
-		passed++;
-	else
-		failed++;
-}
-
-static int report_summary(void)
-{
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed;
-}
 
 /* n iterations of dec; jnz: 2 n instructions. */
 static inline void spin(uint64_t n)
