@@ -40,12 +40,14 @@ vmx_run:
 	/* The guest's CR2 is not part of the VMCS: load it by hand (SDM Vol. 3C 28.3.2.1). */
 	movq G_CR2(%rdi), %rax
 	movq %rax, %cr2
-	movl %esi, %eax
 	movq G_RBP(%rdi), %rbp
 	movq G_R12(%rdi), %r12
 	movq G_R13(%rdi), %r13
 	movq G_R14(%rdi), %r14
 	movq G_R15(%rdi), %r15
+	testl %esi, %esi
+/* The registers a C call may clobber, and RBX; ZF set: VMLAUNCH, clear: VMRESUME (MOV keeps it). */
+load_volatile:
 	movq G_RCX(%rdi), %rcx
 	movq G_RDX(%rdi), %rdx
 	movq G_RBX(%rdi), %rbx
@@ -54,7 +56,6 @@ vmx_run:
 	movq G_R9(%rdi), %r9
 	movq G_R10(%rdi), %r10
 	movq G_R11(%rdi), %r11
-	testl %eax, %eax
 	movq G_RAX(%rdi), %rax
 	movq G_RDI(%rdi), %rdi
 	jnz 1f
@@ -96,19 +97,9 @@ vmx_exit_entry:
 	call vmexit_fast
 	movq (%rsp), %rdi
 	testb %al, %al
-	jz 3f
-	movq G_RCX(%rdi), %rcx
-	movq G_RDX(%rdi), %rdx
-	movq G_RBX(%rdi), %rbx
-	movq G_RSI(%rdi), %rsi
-	movq G_R8(%rdi), %r8
-	movq G_R9(%rdi), %r9
-	movq G_R10(%rdi), %r10
-	movq G_R11(%rdi), %r11
-	movq G_RAX(%rdi), %rax
-	movq G_RDI(%rdi), %rdi
-	jmp 1b
-3:	movq %rbp, G_RBP(%rdi)
+	/* ZF clear from here: load_volatile resumes the guest. */
+	jnz load_volatile
+	movq %rbp, G_RBP(%rdi)
 	movq %r12, G_R12(%rdi)
 	movq %r13, G_R13(%rdi)
 	movq %r14, G_R14(%rdi)
