@@ -101,7 +101,7 @@ static void reinject_vectoring_event(void)
 /*
  * Nothing but the exit itself needs the hypervisor: no stepping, no counter (the PMU's per-exit
  * hooks have nothing to do), the VCPU stays on its PCPU, and the VMX-preemption timer keeps
- * counting down across the exit (its value is saved at exit, SDM Vol. 3C 28.2 / 27.7.2), so
+ * counting down across the exit (its value is saved at exit, SDM Vol. 3C 25.7.1, 28.3.4), so
  * slice ends and virtual timer deadlines still come on time.
  */
 static inline bool fast_path_quiet(const struct vcpu *v)
