@@ -4,7 +4,7 @@
 
 struct pcpu;
 
-/* Loads the calling CPU's GDT, TSS and IDT and points GS at p. */
+/* Loads the calling CPU's GDT, TSS (an AP's from the frame allocator) and IDT; GS = p. */
 void boot_cpu_init(struct pcpu *p);
 
 #endif

@@ -27,6 +27,32 @@ static int64_t hc_console_write(struct vcpu *v, uint64_t buf, uint64_t len)
 	return (int64_t)len;
 }
 
+/* The hypercalls that only read the VCPU's state: the fast path answers them too. */
+static bool hc_read_only(struct vcpu *v, uint64_t nr, int64_t *ret)
+{
+	switch (nr) {
+	case HC_VCPU_ID:
+		*ret = v->id;
+		return true;
+	case HC_VCPU_EXITS:
+		*ret = (int64_t)(v->total_exits - v->step.exits);
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool exit_vmcall_fast(struct vcpu *v)
+{
+	int64_t ret;
+
+	if (vcpu_cpl() != 0 || !hc_read_only(v, v->gpr[GPR_RAX], &ret))
+		return false;
+	vcpu_advance_rip(v);
+	v->gpr[GPR_RAX] = (uint64_t)ret;
+	return true;
+}
+
 void exit_vmcall(struct vcpu *v, uint64_t qual)
 {
 	uint64_t nr = v->gpr[GPR_RAX];
@@ -47,10 +73,8 @@ void exit_vmcall(struct vcpu *v, uint64_t qual)
 		ret = 0;
 		break;
 	case HC_VCPU_ID:
-		ret = v->id;
-		break;
 	case HC_VCPU_EXITS:
-		ret = (int64_t)(v->total_exits - v->step.exits);
+		hc_read_only(v, nr, &ret);
 		break;
 	case HC_DOMAIN_EXIT:
 		dom_exit(v->dom, (int)v->gpr[GPR_RDI]);

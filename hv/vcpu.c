@@ -69,7 +69,7 @@ static void write_controls(struct vcpu *v)
 	/* DR7 and DEBUGCTL are guest state: the stepper's breakpoints (hv/step.c) live in them. */
 	vmwrite(VMCS_EXIT_CTLS, ctl(c->exit, EXIT_HOST_ADDR_SPACE_SIZE | EXIT_ACK_INTR_ON_EXIT |
 				    EXIT_SAVE_EFER | EXIT_LOAD_EFER | EXIT_SAVE_PAT | EXIT_LOAD_PAT |
-				    EXIT_SAVE_DEBUG));
+				    EXIT_SAVE_DEBUG | EXIT_SAVE_PREEMPTION_TIMER));
 	vmwrite(VMCS_ENTRY_CTLS, ctl(c->entry, ENTRY_LOAD_EFER | ENTRY_LOAD_PAT | ENTRY_LOAD_DEBUG));
 	/* A machine check while a guest runs is the host's (SDM Vol. 3C 26.2, 27.1). */
 	vmwrite(VMCS_EXCEPTION_BITMAP, 1u << EXC_MC);
@@ -275,7 +275,8 @@ void vcpu_retire_insn(struct vcpu *v, unsigned len)
 {
 	uint64_t intr = vmread(VMCS_GUEST_INTERRUPTIBILITY);
 
-	pmu_retired(v, (const struct soft_insn *)0, vcpu_cpl());
+	if (!pmu_exit_quiet(&v->pmu))
+		pmu_retired(v, (const struct soft_insn *)0, vcpu_cpl());
 	vmwrite(VMCS_GUEST_RIP, vmread(VMCS_GUEST_RIP) + len);
 	/* An emulated instruction ends STI / MOV SS blocking (SDM Vol. 3C 25.4.2). */
 	if (intr & (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOV_SS))

@@ -70,6 +70,8 @@ struct vcpu {
 	/* Statistics and the post-mortem ring. */
 	uint64_t exits[EXIT_REASON_MAX];
 	uint64_t total_exits;
+	uint32_t exit_reason;		/* of the last exit, read once by vmexit_fast() */
+	bool exit_done;			/* vmexit_fast() handled it; only the entry work remains */
 	uint64_t run_tsc;		/* host TSC while loaded on a PCPU */
 	uint64_t hv_tsc;		/* host TSC spent handling this VCPU's exits */
 	struct exit_record ring[EXIT_RING_LEN];

@@ -1,4 +1,6 @@
-/* The exit dispatch table (indexed by basic exit reason), exit accounting, and re-injection of interrupted events. */
+/* The exit table ({handler, name} per basic exit reason), exit accounting, and re-injection of interrupted events. */
+#include <stddef.h>
+
 #include "lib/cpu.h"
 #include "lib/printk.h"
 #include "hv/domain.h"
@@ -10,65 +12,74 @@
 
 typedef void (*exit_handler_t)(struct vcpu *v, uint64_t qual);
 
-static const exit_handler_t exit_table[EXIT_REASON_MAX] = {
-	[EXIT_REASON_EXCEPTION_NMI]	= exit_exception,
-	[EXIT_REASON_EXTERNAL_INTR]	= exit_external_intr,
-	[EXIT_REASON_TRIPLE_FAULT]	= exit_triple_fault,
-	[EXIT_REASON_INTR_WINDOW]	= exit_intr_window,
-	[EXIT_REASON_CPUID]		= exit_cpuid,
-	[EXIT_REASON_GETSEC]		= exit_inject_ud,
-	[EXIT_REASON_HLT]		= exit_hlt,
-	[EXIT_REASON_INVD]		= exit_skip,
-	[EXIT_REASON_RDPMC]		= exit_rdpmc,
-	[EXIT_REASON_VMCALL]		= exit_vmcall,
-	/* Guests get no VMX of their own (CPUID hides it): the instructions are #UD. */
-	[EXIT_REASON_VMCLEAR]		= exit_inject_ud,
-	[EXIT_REASON_VMLAUNCH]		= exit_inject_ud,
-	[EXIT_REASON_VMPTRLD]		= exit_inject_ud,
-	[EXIT_REASON_VMPTRST]		= exit_inject_ud,
-	[EXIT_REASON_VMREAD]		= exit_inject_ud,
-	[EXIT_REASON_VMRESUME]		= exit_inject_ud,
-	[EXIT_REASON_VMWRITE]		= exit_inject_ud,
-	[EXIT_REASON_VMXOFF]		= exit_inject_ud,
-	[EXIT_REASON_VMXON]		= exit_inject_ud,
-	[EXIT_REASON_INVEPT]		= exit_inject_ud,
-	[EXIT_REASON_INVVPID]		= exit_inject_ud,
-	[EXIT_REASON_VMFUNC]		= exit_inject_ud,
-	[EXIT_REASON_CR_ACCESS]		= exit_cr_access,
-	[EXIT_REASON_IO]		= exit_io,
-	[EXIT_REASON_RDMSR]		= exit_rdmsr,
-	[EXIT_REASON_WRMSR]		= exit_wrmsr,
-	/* MONITOR/MWAIT are hidden in CPUID (SDM Vol. 2B: #UD when not supported). */
-	[EXIT_REASON_MWAIT]		= exit_inject_ud,
-	[EXIT_REASON_MONITOR]		= exit_inject_ud,
-	[EXIT_REASON_EPT_VIOLATION]	= exit_ept_violation,
-	[EXIT_REASON_PREEMPTION_TIMER]	= exit_preemption_timer,
-	[EXIT_REASON_WBINVD]		= exit_skip,
-	/* XSAVE is hidden in CPUID, so XSETBV is #UD as on a CPU without it. */
-	[EXIT_REASON_XSETBV]		= exit_inject_ud,
+/* One row per basic exit reason: its handler (none: unexpected) and its name in dumps. */
+struct exit_entry {
+	exit_handler_t handler;
+	const char *name;
 };
 
-static const char *const reason_names[EXIT_REASON_MAX] = {
-	[EXIT_REASON_EXCEPTION_NMI] = "exception", [EXIT_REASON_EXTERNAL_INTR] = "interrupt",
-	[EXIT_REASON_TRIPLE_FAULT] = "triple-fault", [EXIT_REASON_INIT] = "INIT",
-	[EXIT_REASON_SIPI] = "SIPI", [EXIT_REASON_INTR_WINDOW] = "intr-window",
-	[EXIT_REASON_TASK_SWITCH] = "task-switch", [EXIT_REASON_CPUID] = "cpuid",
-	[EXIT_REASON_HLT] = "hlt", [EXIT_REASON_INVD] = "invd", [EXIT_REASON_INVLPG] = "invlpg",
-	[EXIT_REASON_RDPMC] = "rdpmc", [EXIT_REASON_RDTSC] = "rdtsc",
-	[EXIT_REASON_VMCALL] = "vmcall", [EXIT_REASON_CR_ACCESS] = "cr-access",
-	[EXIT_REASON_DR_ACCESS] = "dr-access", [EXIT_REASON_IO] = "io",
-	[EXIT_REASON_RDMSR] = "rdmsr", [EXIT_REASON_WRMSR] = "wrmsr",
-	[EXIT_REASON_ENTRY_BAD_GUEST] = "entry-bad-guest", [EXIT_REASON_MTF] = "mtf",
-	[EXIT_REASON_EPT_VIOLATION] = "ept-violation",
-	[EXIT_REASON_EPT_MISCONFIG] = "ept-misconfig",
-	[EXIT_REASON_PREEMPTION_TIMER] = "preemption-timer", [EXIT_REASON_XSETBV] = "xsetbv",
+/* Reasons without a row, or whose row has no handler, get the default: exit_unexpected. */
+static const struct exit_entry exit_table[EXIT_REASON_MAX] = {
+	[EXIT_REASON_EXCEPTION_NMI]	= { exit_exception, "exception" },
+	[EXIT_REASON_EXTERNAL_INTR]	= { exit_external_intr, "interrupt" },
+	[EXIT_REASON_TRIPLE_FAULT]	= { exit_triple_fault, "triple-fault" },
+	[EXIT_REASON_INIT]		= { NULL, "INIT" },
+	[EXIT_REASON_SIPI]		= { NULL, "SIPI" },
+	[EXIT_REASON_INTR_WINDOW]	= { exit_intr_window, "intr-window" },
+	[EXIT_REASON_TASK_SWITCH]	= { NULL, "task-switch" },
+	[EXIT_REASON_CPUID]		= { exit_cpuid, "cpuid" },
+	[EXIT_REASON_GETSEC]		= { exit_inject_ud, NULL },
+	[EXIT_REASON_HLT]		= { exit_hlt, "hlt" },
+	[EXIT_REASON_INVD]		= { exit_skip, "invd" },
+	[EXIT_REASON_INVLPG]		= { NULL, "invlpg" },
+	[EXIT_REASON_RDPMC]		= { exit_rdpmc, "rdpmc" },
+	[EXIT_REASON_RDTSC]		= { NULL, "rdtsc" },
+	[EXIT_REASON_VMCALL]		= { exit_vmcall, "vmcall" },
+	/* Guests get no VMX of their own (CPUID hides it): the instructions are #UD. */
+	[EXIT_REASON_VMCLEAR]		= { exit_inject_ud, NULL },
+	[EXIT_REASON_VMLAUNCH]		= { exit_inject_ud, NULL },
+	[EXIT_REASON_VMPTRLD]		= { exit_inject_ud, NULL },
+	[EXIT_REASON_VMPTRST]		= { exit_inject_ud, NULL },
+	[EXIT_REASON_VMREAD]		= { exit_inject_ud, NULL },
+	[EXIT_REASON_VMRESUME]		= { exit_inject_ud, NULL },
+	[EXIT_REASON_VMWRITE]		= { exit_inject_ud, NULL },
+	[EXIT_REASON_VMXOFF]		= { exit_inject_ud, NULL },
+	[EXIT_REASON_VMXON]		= { exit_inject_ud, NULL },
+	[EXIT_REASON_INVEPT]		= { exit_inject_ud, NULL },
+	[EXIT_REASON_INVVPID]		= { exit_inject_ud, NULL },
+	[EXIT_REASON_VMFUNC]		= { exit_inject_ud, NULL },
+	[EXIT_REASON_CR_ACCESS]		= { exit_cr_access, "cr-access" },
+	[EXIT_REASON_DR_ACCESS]		= { NULL, "dr-access" },
+	[EXIT_REASON_IO]		= { exit_io, "io" },
+	[EXIT_REASON_RDMSR]		= { exit_rdmsr, "rdmsr" },
+	[EXIT_REASON_WRMSR]		= { exit_wrmsr, "wrmsr" },
+	[EXIT_REASON_ENTRY_BAD_GUEST]	= { NULL, "entry-bad-guest" },
+	/* MONITOR/MWAIT are hidden in CPUID (SDM Vol. 2B: #UD when not supported). */
+	[EXIT_REASON_MWAIT]		= { exit_inject_ud, NULL },
+	[EXIT_REASON_MTF]		= { NULL, "mtf" },
+	[EXIT_REASON_MONITOR]		= { exit_inject_ud, NULL },
+	[EXIT_REASON_EPT_VIOLATION]	= { exit_ept_violation, "ept-violation" },
+	[EXIT_REASON_EPT_MISCONFIG]	= { NULL, "ept-misconfig" },
+	[EXIT_REASON_PREEMPTION_TIMER]	= { exit_preemption_timer, "preemption-timer" },
+	[EXIT_REASON_WBINVD]		= { exit_skip, NULL },
+	/* XSAVE is hidden in CPUID, so XSETBV is #UD as on a CPU without it. */
+	[EXIT_REASON_XSETBV]		= { exit_inject_ud, "xsetbv" },
 };
 
 const char *exit_reason_name(uint32_t reason)
 {
-	const char *n = reason < EXIT_REASON_MAX ? reason_names[reason] : (const char *)0;
+	const char *n = reason < EXIT_REASON_MAX ? exit_table[reason].name : NULL;
 
 	return n ? n : "other";
+}
+
+/* The default row: an exit the VMCS set-up never asks for ends the domain, not the run. */
+static void exit_unexpected(struct vcpu *v, uint64_t qual)
+{
+	uint32_t basic = v->exit_reason & 0xFFFF;
+
+	dom_kill(v->dom, v, "unexpected VM exit %u (%s) qualification 0x%lx", basic,
+		 exit_reason_name(basic), qual);
 }
 
 /*
@@ -87,21 +98,68 @@ static void reinject_vectoring_event(void)
 	vmwrite(VMCS_ENTRY_INTR_INFO, info & ~(1u << 12));
 }
 
+/*
+ * Nothing but the exit itself needs the hypervisor: no stepping, no counter (the PMU's per-exit
+ * hooks have nothing to do), the VCPU stays on its PCPU, and the VMX-preemption timer keeps
+ * counting down across the exit (its value is saved at exit, SDM Vol. 3C 25.7.1, 28.3.4), so
+ * slice ends and virtual timer deadlines still come on time.
+ */
+static inline bool fast_path_quiet(const struct vcpu *v)
+{
+	return !v->step.want && !v->step.active && !v->resched && v->state == VCPU_RUNNABLE &&
+	       v->dom->state == DOM_RUNNING && pmu_exit_quiet(&v->pmu) &&
+	       (vmread(VMCS_EXIT_CTLS) & EXIT_SAVE_PREEMPTION_TIMER);
+}
+
+bool vmexit_fast(struct vcpu *v)
+{
+	uint32_t reason = (uint32_t)vmread(VMCS_EXIT_REASON);
+	uint32_t basic = reason & 0xFFFF;
+
+	v->exit_reason = reason;
+	v->total_exits++;
+	if (basic < EXIT_REASON_MAX)
+		v->exits[basic]++;
+	switch (basic) {
+	case EXIT_REASON_VMCALL:
+		return fast_path_quiet(v) && exit_vmcall_fast(v);
+	case EXIT_REASON_CPUID:
+		if (!fast_path_quiet(v))
+			return false;
+		exit_cpuid(v, 0);
+		return true;
+	case EXIT_REASON_RDMSR:
+	case EXIT_REASON_WRMSR:
+		/* Only the vPMU's MSRs: others move the TSC or the APIC, which the entry path reads. */
+		if (!fast_path_quiet(v) || !pmu_owns_msr((uint32_t)v->gpr[GPR_RCX]))
+			return false;
+		exit_table[basic].handler(v, 0);
+		/* A write that starts a counter needs the entry path (stepping, PMU hooks). */
+		if (!v->step.want && pmu_exit_quiet(&v->pmu))
+			return true;
+		v->exit_done = true;
+		return false;
+	default:
+		return false;
+	}
+}
+
 void vmexit_handle(struct vcpu *v)
 {
-	uint32_t reason = vmread(VMCS_EXIT_REASON);
+	uint32_t reason = v->exit_reason;
 	uint32_t basic = reason & 0xFFFF;
 	uint64_t qual = vmread(VMCS_EXIT_QUALIFICATION);
 	struct exit_record *r = &v->ring[v->ring_pos++ % EXIT_RING_LEN];
-	exit_handler_t h;
+	exit_handler_t h = NULL;
 
 	r->reason = reason;
 	r->rip = vmread(VMCS_GUEST_RIP);
 	r->qualification = qual;
 	r->tsc = rdtsc();
-	v->total_exits++;
-	if (basic < EXIT_REASON_MAX)
-		v->exits[basic]++;
+	if (v->exit_done) {
+		v->exit_done = false;
+		return;
+	}
 	if (reason & EXIT_REASON_ENTRY_FAILED) {
 		vmx_explain_entry_failure(v, false, reason);
 		dom_kill(v->dom, v, "VM entry failed (exit reason %u)", basic);
@@ -109,13 +167,9 @@ void vmexit_handle(struct vcpu *v)
 	}
 	step_on_exit(v);
 	reinject_vectoring_event();
-	h = basic < EXIT_REASON_MAX ? exit_table[basic] : (exit_handler_t)0;
-	if (!h) {
-		dom_kill(v->dom, v, "unexpected VM exit %u (%s) qualification 0x%lx", basic,
-			 exit_reason_name(basic), qual);
-		return;
-	}
-	h(v, qual);
+	if (basic < EXIT_REASON_MAX)
+		h = exit_table[basic].handler;
+	(h ? h : exit_unexpected)(v, qual);
 }
 
 void vcpu_dump(struct vcpu *v, const char *why)

@@ -2,11 +2,18 @@
 #ifndef PERFVISOR_HV_VMEXIT_H
 #define PERFVISOR_HV_VMEXIT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct vcpu;
 
-/* Handles the exit that just happened on v. */
+/*
+ * Called by the exit stub (hv/entry.S) on every exit: counts it and answers the cheap ones
+ * (read-only hypercalls, CPUID) when nothing else needs the hypervisor. True: resume the guest
+ * at once; false: vmx_run() returns and vmexit_handle() takes it.
+ */
+bool vmexit_fast(struct vcpu *v);
+/* Handles the exit that just happened on v (after vmexit_fast() declined it). */
 void vmexit_handle(struct vcpu *v);
 
 /* Handlers, one file per exit family (hv/exit_*.c). */
@@ -18,6 +25,8 @@ void exit_wrmsr(struct vcpu *v, uint64_t qual);
 void exit_cr_access(struct vcpu *v, uint64_t qual);
 void exit_ept_violation(struct vcpu *v, uint64_t qual);
 void exit_vmcall(struct vcpu *v, uint64_t qual);
+/* The hypercalls that only read the VCPU's state, on the fast path; false: not one of them. */
+bool exit_vmcall_fast(struct vcpu *v);
 void exit_hlt(struct vcpu *v, uint64_t qual);
 void exit_intr_window(struct vcpu *v, uint64_t qual);
 void exit_preemption_timer(struct vcpu *v, uint64_t qual);

@@ -115,6 +115,11 @@ void pmu_reprogrammed(struct vcpu *v)
 		ops->programmed(v);
 }
 
+bool pmu_owns_msr(uint32_t msr)
+{
+	return vpmu_msr_known(msr);
+}
+
 enum vpmu_result pmu_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val)
 {
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
@@ -157,15 +162,23 @@ void pmu_cpuid(struct vcpu *v, uint32_t *eax, uint32_t *ebx, uint32_t *ecx, uint
 	vpmu_cpuid(vcpu_pmu_state(v)->vpmu.cfg, eax, ebx, ecx, edx);
 }
 
+/*
+ * The exit hooks account the guest's run between an entry and the next exit: only a run that
+ * started with the PMU live has anything to account. Deciding at entry keeps an exit whose
+ * handler went first (hv/vmexit.c's fast path) from accounting a run that counted nothing.
+ */
 void pmu_before_entry(struct vcpu *v)
 {
-	if (ops && ops->before_entry)
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+
+	pv->run_counts = !pmu_exit_quiet(pv);
+	if (pv->run_counts && ops->before_entry)
 		ops->before_entry(v);
 }
 
 void pmu_after_exit(struct vcpu *v)
 {
-	if (ops && ops->after_exit)
+	if (vcpu_pmu_state(v)->run_counts && ops->after_exit)
 		ops->after_exit(v);
 }
 

@@ -56,6 +56,8 @@ struct pmu_vcpu {
 	uint32_t active;		/* events some counter counts at some ring (enum vpmu_event bits),
 					 * cached when the counters are programmed: the exit path's fast test */
 	bool stepping;			/* the soft backend single-steps this VCPU (cached likewise) */
+	bool run_counts;		/* the PMU was live at the last VM entry: the exit ending that
+					 * run is accounted (pmu_after_exit), else nothing counted */
 	enum pmu_acct acct;
 };
 
@@ -68,11 +70,19 @@ void pmu_init(enum pmu_choice choice);
 void pmu_domain_init(struct pmu_domain *pd, uint64_t allow, int acct);
 void pmu_vcpu_init(struct pmu_vcpu *pv, struct pmu_domain *pd, unsigned id);
 
+/* Whether msr is one of the vPMU's (pmu_rdmsr/pmu_wrmsr answer it, maybe with #GP). */
+bool pmu_owns_msr(uint32_t msr);
 /* Trap-and-emulate: VPMU_OK, VPMU_GP (inject #GP) or VPMU_NOT_PMU (not ours). */
 enum vpmu_result pmu_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val);
 enum vpmu_result pmu_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val);
 enum vpmu_result pmu_rdpmc(struct vcpu *v, uint32_t ecx, bool pce, uint64_t *val);
 void pmu_cpuid(struct vcpu *v, uint32_t *eax, uint32_t *ebx, uint32_t *ecx, uint32_t *edx);
+
+/* pmu_before_entry() and pmu_after_exit() have nothing to do: no backend, or no soft counter counts. */
+static inline bool pmu_exit_quiet(const struct pmu_vcpu *pv)
+{
+	return pmu_backend == PMU_BACKEND_OFF || (pmu_backend == PMU_BACKEND_SOFT && !pv->active);
+}
 
 /* Around every guest run and every VCPU switch. */
 void pmu_before_entry(struct vcpu *v);

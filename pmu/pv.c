@@ -65,48 +65,78 @@ static int amode_event(struct vcpu *v, uint64_t sel, unsigned cpl)
 	return ev;
 }
 
+/* This PCPU's soft counters, looked up once per switch; NULL with counter registers. */
+static const uint64_t *soft_row(struct vcpu *v)
+{
+	return hw_phys ? (const uint64_t *)0 : soft_phys[vcpu_pmu_pcpu(v)];
+}
+
 static uint64_t phys(struct vcpu *v, unsigned i)
 {
 	return hw_phys ? hw_phys(v, i) : soft_phys[vcpu_pmu_pcpu(v)][i];
 }
 
-/* Soft counters: mirrors this PCPU's values into the page the guest reads them from. */
-static void publish(struct vcpu *v, struct pv_vcpu_area *a)
+/* Phys of the counters in mask, indexed by counter: the soft row, or the registers read into buf. */
+static const uint64_t *phys_row(struct vcpu *v, uint64_t mask, uint64_t buf[PV_PMU_COUNTERS])
 {
-	if (hw_phys)
+	if (!hw_phys)
+		return soft_row(v);
+	for (; mask; mask &= mask - 1)
+		buf[__builtin_ctzll(mask)] = hw_phys(v, (unsigned)__builtin_ctzll(mask));
+	return buf;
+}
+
+/* Soft counters: mirrors this PCPU's values (row, from soft_row()) into the guest's page. */
+static void publish_row(struct pv_vcpu_area *a, const uint64_t *row)
+{
+	if (!row)
 		return;
 	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
-		a->soft_phys[i] = phys(v, i);
+		a->soft_phys[i] = row[i];
+}
+
+static void publish(struct vcpu *v, struct pv_vcpu_area *a)
+{
+	publish_row(a, soft_row(v));
 }
 
 void pv_switch_in(struct vcpu *v)
 {
 	struct pv_vcpu_area *a = area_of(v);
+	uint64_t buf[PV_PMU_COUNTERS], mask;
+	const uint64_t *row;
 
 	if (!a)
 		return;
 	/* Start_vcpu = Phys at the (re)start of the VCPU on this PCPU, its control programmed. */
 	a->tsc.start_vcpu = vcpu_pmu_guest_tsc(v);
-	for (uint32_t m = inject_on(INJECT_PV_STALE_START) ? 0 : amode_mask(ctl_of(v)); m;
-	     m &= m - 1)
-		a->ctr[__builtin_ctz(m)].start_vcpu = phys(v, __builtin_ctz(m));
-	publish(v, a);
+	mask = inject_on(INJECT_PV_STALE_START) ? 0 : amode_mask(ctl_of(v));
+	row = phys_row(v, mask, buf);
+	/* A constant bound, no bit scan: a test per counter, and the store. */
+	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
+		if (mask >> i & 1)
+			a->ctr[i].start_vcpu = row[i];
+	publish_row(a, hw_phys ? (const uint64_t *)0 : row);
 }
 
 void pv_switch_out(struct vcpu *v)
 {
 	struct pv_vcpu_area *a = area_of(v);
+	uint64_t wmask = pv_wrap(~0ull, phys_width), buf[PV_PMU_COUNTERS], mask;
+	const uint64_t *row;
 
 	/* inject=pv-skip-sum: the validation suite's deliberate breakage of this very step. */
 	if (!a || inject_on(INJECT_PV_SKIP_SUM))
 		return;
 	/* Sum_vcpu += Phys - Start_vcpu: the thread's events of this stretch of the VCPU. */
 	a->tsc.sum_vcpu += vcpu_pmu_guest_tsc(v) - a->tsc.start_vcpu;
-	for (uint32_t m = amode_mask(ctl_of(v)); m; m &= m - 1) {
-		unsigned i = __builtin_ctz(m);
-
-		a->ctr[i].sum_vcpu += pv_wrap(phys(v, i) - a->ctr[i].start_vcpu, phys_width);
-	}
+	mask = amode_mask(ctl_of(v));
+	if (!mask)
+		return;
+	row = phys_row(v, mask, buf);
+	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
+		if (mask >> i & 1)
+			a->ctr[i].sum_vcpu += (row[i] - a->ctr[i].start_vcpu) & wmask;
 }
 
 void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
@@ -382,13 +412,19 @@ uint64_t pv_overflow(struct vcpu *v, uint64_t overflowed)
 	mine = overflowed & c->imode_mask;
 	if (!mine)
 		return overflowed;
-	/* Each overflow re-arms the counter with its reset value: a sampling period per interrupt. */
+	/*
+	 * Each overflow re-arms the counter with its reset value: a sampling period per interrupt.
+	 * What counted past zero stays (the reload is the reset value plus the overshoot), and an
+	 * overshoot of whole periods is that many more overflows, each counted.
+	 */
 	for (uint64_t m = mine; m; m &= m - 1) {
 		unsigned i = __builtin_ctzll(m);
+		uint64_t period = WIDTH_MASK - (c->ireset[i] & WIDTH_MASK) + 1;
+		uint64_t over = pv->vpmu.pmc[i];
 
-		pv->vpmu.pmc[i] = c->ireset[i] & WIDTH_MASK;
+		pv->vpmu.pmc[i] = ((c->ireset[i] & WIDTH_MASK) + over % period) & WIDTH_MASK;
 		pv->vpmu.global_status &= ~(1ull << i);
-		a->overflows++;
+		a->overflows += 1 + over / period;
 	}
 	a->overflow_pending |= (uint32_t)mine;
 	if (pv->pd->pv.vector)

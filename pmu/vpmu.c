@@ -38,10 +38,11 @@ enum vpmu_event vpmu_evtsel_event(uint64_t sel, unsigned cpl)
 	if (!(sel & EVTSEL_EN) || !(sel & (cpl ? EVTSEL_USR : EVTSEL_OS)))
 		return VPMU_EV_NONE;
 	/*
-	 * CMASK, INV and EDGE compare or detect per-cycle event counts; counting one instruction
-	 * at a time has no cycles to compare, so such a counter cannot be exact and never counts.
+	 * CMASK and EDGE compare or detect per-cycle event counts; counting one instruction at a
+	 * time has no cycles to compare, so such a counter cannot be exact and never counts. INV
+	 * only inverts the CMASK comparison: with CMASK 0 it is ignored (SDM Vol. 3B 20.2.1.1).
 	 */
-	if (sel & (EVTSEL_CMASK | EVTSEL_INV | EVTSEL_EDGE))
+	if (sel & (EVTSEL_CMASK | EVTSEL_EDGE))
 		return VPMU_EV_NONE;
 	for (ev = 0; ev < VPMU_EV_COUNT; ev++)
 		if ((sel & (EVTSEL_EVENT_MASK | EVTSEL_UMASK)) == gp_codes[ev])
@@ -62,16 +63,18 @@ static enum vpmu_event allowed(const struct vpmu *p, enum vpmu_event ev)
 	return ev;
 }
 
-/* What the counter at IA32_PERF_GLOBAL_* bit `bit` counts at cpl now: VPMU_EV_NONE when nothing. */
-static enum vpmu_event ctr_event(const struct vpmu *p, unsigned bit, unsigned cpl)
+/*
+ * What the counter at IA32_PERF_GLOBAL_* bit `bit`, which GLOBAL_CTRL enables (enabled_ctrs()),
+ * counts at cpl now: VPMU_EV_NONE when nothing. SDM Vol. 3B 20.2.2: the GLOBAL_CTRL bit is
+ * ANDed with the counter's own enables.
+ */
+static inline enum vpmu_event ctr_event(const struct vpmu *p, unsigned bit, unsigned cpl)
 {
 	unsigned j = bit - GLOBAL_FIXED_SHIFT;
 
-	/* SDM Vol. 3B 20.2.2: the GLOBAL_CTRL bit is ANDed with the counter's own enables. */
-	if (!(p->global_ctrl >> bit & 1))
-		return VPMU_EV_NONE;
+	/* EN clear (a counter not in use, the common case) needs no decoding. */
 	if (bit < GLOBAL_FIXED_SHIFT)
-		return allowed(p, gp_event(p, bit, cpl));
+		return p->evtsel[bit] & EVTSEL_EN ? allowed(p, gp_event(p, bit, cpl)) : VPMU_EV_NONE;
 	/* SDM Vol. 3B 20.2.2: the fixed counter's ENABLE field, bit 0 for CPL 0, bit 1 above. */
 	if (p->fixed_ctrl >> FIXED_CTRL_SHIFT(j) & (cpl ? FIXED_CTRL_USR : FIXED_CTRL_OS))
 		return allowed(p, fixed_events[j]);
@@ -100,15 +103,23 @@ static uint64_t ctr_room(const struct vpmu *p, unsigned bit)
 	return vpmu_width_mask(p->cfg) - *ctr_value(p, bit) + 1;
 }
 
+/* The counters GLOBAL_CTRL enables (SDM Vol. 3B 20.2.2): only they can count, so only they are looked at. */
+static uint64_t enabled_ctrs(const struct vpmu *p)
+{
+	return p->global_ctrl & (vpmu_gp_bits(p->cfg) | vpmu_fixed_bits(p->cfg));
+}
+
 /* The counters, as GLOBAL bits, that count ev at cpl now. */
 static uint64_t counting(const struct vpmu *p, enum vpmu_event ev, unsigned cpl)
 {
-	uint64_t ctrs = vpmu_gp_bits(p->cfg) | vpmu_fixed_bits(p->cfg), hits = 0;
+	uint64_t ctrs = enabled_ctrs(p), hits = 0;
 
+	if (ev == VPMU_EV_NONE)
+		return 0;
 	for (; ctrs; ctrs &= ctrs - 1) {
 		unsigned bit = __builtin_ctzll(ctrs);
 
-		if (ev != VPMU_EV_NONE && ctr_event(p, bit, cpl) == ev)
+		if (ctr_event(p, bit, cpl) == ev)
 			hits |= 1ull << bit;
 	}
 	return hits;
@@ -136,12 +147,20 @@ uint64_t vpmu_count(struct vpmu *p, enum vpmu_event ev, uint64_t n, unsigned cpl
 
 uint32_t vpmu_active(const struct vpmu *p, unsigned cpl)
 {
+	uint64_t ctrs = enabled_ctrs(p);
 	uint32_t evs = 0;
-	int ev;
 
-	for (ev = 0; ev < VPMU_EV_COUNT; ev++)
-		if (counting(p, ev, cpl))
+	/* GP counters with EN clear (those not in use) count nothing: a cheap pass drops them. */
+	for (unsigned i = 0; i < p->cfg->num_gp; i++)
+		if (!(p->evtsel[i] & EVTSEL_EN))
+			ctrs &= ~(1ull << i);
+	/* One look at each counter left, not one per event. */
+	for (; ctrs; ctrs &= ctrs - 1) {
+		enum vpmu_event ev = ctr_event(p, __builtin_ctzll(ctrs), cpl);
+
+		if (ev != VPMU_EV_NONE)
 			evs |= 1u << ev;
+	}
 	return evs;
 }
 

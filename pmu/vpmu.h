@@ -74,6 +74,8 @@ void vpmu_reset(struct vpmu *p, const struct vpmu_config *cfg);
 /* CPUID leaf 0AH for this configuration. */
 void vpmu_cpuid(const struct vpmu_config *cfg, uint32_t *eax, uint32_t *ebx, uint32_t *ecx,
 		uint32_t *edx);
+/* Whether msr is a register of a version 2 PMU (present in this VCPU's or not). */
+bool vpmu_msr_known(uint32_t msr);
 enum vpmu_result vpmu_rdmsr(struct vpmu *p, uint32_t msr, uint64_t *val);
 enum vpmu_result vpmu_wrmsr(struct vpmu *p, uint32_t msr, uint64_t val);
 /* RDPMC with ECX = ecx at privilege cpl with CR4.PCE = pce (SDM Vol. 2B RDPMC). */

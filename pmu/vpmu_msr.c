@@ -126,6 +126,13 @@ void vpmu_cpuid(const struct vpmu_config *cfg, uint32_t *eax, uint32_t *ebx, uin
 	*edx = cfg->num_fixed | cfg->width << 5;
 }
 
+bool vpmu_msr_known(uint32_t msr)
+{
+	struct pmu_reg r;
+
+	return decode(msr, &r);
+}
+
 enum vpmu_result vpmu_rdmsr(struct vpmu *p, uint32_t msr, uint64_t *val)
 {
 	struct pmu_reg r;

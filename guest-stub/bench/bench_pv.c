@@ -16,7 +16,7 @@ static const struct pv_control cycles = {
 	.evtsel = { PVC_EV_CYCLES | PVC_USR | PVC_OS | PVC_EN },
 };
 
-static struct bench_series empty, direct, rdpmc, series;
+static struct bench_series empty, direct, direct_one, rdpmc, series;
 static struct bench_series switch_none, switch_skip, switch_resume;
 
 /* Ring 3: the thread's own count from the library with no VM exit, then a trapped RDPMC. */
@@ -29,6 +29,7 @@ static int user_reads(void *arg)
 	if (!self || pvc_control(&cycles))
 		return 1;
 	BENCH_MEASURE(&direct, pvc_read(self, values); bench_keep(values[0]));
+	BENCH_MEASURE(&direct_one, bench_keep(pvc_read_one(self, 0)));
 	BENCH_MEASURE(&rdpmc, rt_rdpmc(0));
 	return 0;
 }
@@ -93,6 +94,7 @@ int main(int argc, char **argv)
 	BENCH_MEASURE(&empty, );
 	base = bench_median(&empty);
 	bench_report("read-direct", &direct, base);
+	bench_report("read-direct-one", &direct_one, base);
 	bench_report("read-rdpmc", &rdpmc, base);
 	BENCH_MEASURE(&series, bench_vmcall(HC_PMU_READ, 0, 0));
 	bench_report("read-hypercall", &series, base);

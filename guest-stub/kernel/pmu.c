@@ -202,7 +202,7 @@ static int64_t iresume(struct kthread *k)
 		return -KPMU_EINVAL;
 	suspend(k, cpu);
 	memcpy(t->ivalues, t->control.ireset, sizeof(t->ivalues));
-	t->pending = 0;
+	/* Overflows its suspension found stay pending: resume() tells the thread of them. */
 	return resume(k, cpu);
 }
 

@@ -39,6 +39,20 @@ int pvc_control(const struct pv_control *c);
  */
 void pvc_read(const struct kpmu_thread *self, uint64_t values[PV_NVALUES]);
 
+/*
+ * One value of pvc_read() (counter i, or PV_TSC), inline: the seed's common case of a thread
+ * reading one counter, with nothing but the loads, RDPMC or RDTSC, and the retry check.
+ */
+static inline uint64_t pvc_read_one(const struct kpmu_thread *self, unsigned i)
+{
+	static const struct pv_read_ops ops = KPMU_READ_OPS;
+
+	/* running changes only by the caller's own system calls: no race with this test. */
+	if (!self->running)
+		return self->counts.mask >> i & 1 ? self->counts.sum[i] : 0;
+	return pv_read_one(&self->counts, self->areas, i, &ops);
+}
+
 /* Events of i-mode counter i up to its last suspension: exact after pvc_stop(). */
 uint64_t pvc_ievents(const struct kpmu_thread *self, unsigned i);
 

@@ -261,8 +261,8 @@ static void check_overflow(void)
 
 /*
  * README, soft backend: what cannot be counted exactly never counts. Events CPUID.0AH:EBX
- * shows unavailable (SDM Vol. 3B table 20-1), and CMASK, INV, EDGE (20.2.1.1), which compare
- * per-cycle counts.
+ * shows unavailable (SDM Vol. 3B table 20-1), and CMASK, EDGE (20.2.1.1), which compare
+ * per-cycle counts; INV inverts the CMASK comparison (with CMASK 0 it is ignored).
  */
 static const struct never {
 	const char *name;
@@ -272,7 +272,7 @@ static const struct never {
 	{ "LLC misses (0x412E, EBX bit 4)", 0x412E },
 	{ "branch mispredicts (0x00C5, EBX bit 6)", 0x00C5 },
 	{ "instructions with CMASK 1", EV_INSTRUCTIONS | 1ull << 24 },
-	{ "instructions with INV", EV_INSTRUCTIONS | 1ull << 23 },
+	{ "instructions with INV and CMASK 1", EV_INSTRUCTIONS | 1ull << 23 | 1ull << 24 },
 	{ "instructions with EDGE", EV_INSTRUCTIONS | 1ull << 18 },
 };
 

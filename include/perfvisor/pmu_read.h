@@ -164,35 +164,99 @@ static inline void pv_thread_suspend(struct pv_thread_counts *t, const void *are
 }
 
 /*
+ * Log of value i (its Sum/Start c) from Phys (seed 003, equations 2 and 3 at once): Sum_thread
+ * + (Sum_vcpu + Phys - Start_vcpu - Start*_thread), the difference modulo 2^width. Differences
+ * modulo a power of two may be reduced once at the end: pv_log() of pv_phys_star(), one wrap.
+ */
+static inline uint64_t pv_log_of(const struct pv_thread_counts *t, const struct pv_counter *c,
+				 unsigned i, uint64_t phys, unsigned width)
+{
+	return PV_LOAD(&t->sum[i]) + pv_wrap(PV_LOAD(&c->sum_vcpu) + phys -
+					     PV_LOAD(&c->start_vcpu) - PV_LOAD(&t->start[i]), width);
+}
+
+/*
+ * What a reader checks around its loads (seed 003, 4.2.3): read again if meanwhile the guest
+ * kernel moved the thread to another VCPU (smp_id), switched it out and in (Start*_thread of the
+ * TSC), or the hypervisor resumed its VCPU or took a RESUME on it (tsc.start_vcpu). Each catches
+ * what the others miss: a thread moved away leaves its old VCPU's page alone, a RESUME skipped
+ * changes no page, and Start*_thread is the same small number after any two RESUMEs that took
+ * as long.
+ */
+struct pv_read_snap {
+	int id;
+	uint64_t start, vcpu_start;
+	const struct pv_vcpu_area *a;
+};
+
+static inline void pv_snap_take(struct pv_read_snap *s, const struct pv_thread_counts *t,
+				const void *areas)
+{
+	s->id = PV_LOAD(&t->smp_id);
+	s->start = PV_LOAD(&t->start[PV_TSC]);
+	s->a = pv_area(areas, s->id);
+	s->vcpu_start = PV_LOAD(&s->a->tsc.start_vcpu);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+}
+
+static inline int pv_snap_changed(const struct pv_read_snap *s, const struct pv_thread_counts *t)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return PV_LOAD(&t->smp_id) != s->id || PV_LOAD(&t->start[PV_TSC]) != s->start ||
+	       PV_LOAD(&s->a->tsc.start_vcpu) != s->vcpu_start;
+}
+
+/*
  * The thread itself, in user mode, with no VM exit: log[i] = its count of value i so far (0 for
- * values it does not count in a-mode). Optimistic (seed 003, 4.2.3): read again if meanwhile
- * the guest kernel moved the thread to another VCPU (smp_id), switched it out and in
- * (Start*_thread of the TSC), or the hypervisor resumed its VCPU or took a RESUME on it
- * (tsc.start_vcpu). Each catches what the others miss: a thread moved away leaves its old
- * VCPU's page alone, a RESUME skipped changes no page, and Start*_thread is the same small
- * number after any two RESUMEs that took as long.
+ * values it does not count in a-mode), all from one stretch (pv_read_snap). The generic read,
+ * for the guest kernel and for readers of several values.
  */
 static inline void pv_read(const struct pv_thread_counts *t, const void *areas,
 			   const struct pv_read_ops *ops, uint64_t log[PV_NVALUES])
 {
-	uint64_t star[PV_NVALUES], start, vcpu_start;
-	const struct pv_vcpu_area *a;
-	uint32_t mask;
-	int id;
+	struct pv_read_snap s;
+	uint32_t mask, m;
+	unsigned width;
+	int soft;
 
 	do {
-		id = PV_LOAD(&t->smp_id);
-		start = PV_LOAD(&t->start[PV_TSC]);
+		pv_snap_take(&s, t, areas);
 		mask = PV_LOAD(&t->mask);
-		a = pv_area(areas, id);
-		vcpu_start = PV_LOAD(&a->tsc.start_vcpu);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		pv_stars(a, mask, ops, star);
-		for (unsigned i = 0; i < PV_NVALUES; i++)
-			log[i] = mask >> i & 1 ? pv_log(t, a, i, star[i]) : 0;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while (PV_LOAD(&t->smp_id) != id || PV_LOAD(&t->start[PV_TSC]) != start ||
-		 PV_LOAD(&a->tsc.start_vcpu) != vcpu_start);
+		/* What is the same for every counter is loaded once per attempt. */
+		width = PV_LOAD(&s.a->width);
+		soft = PV_LOAD(&s.a->flags) & PV_FLAG_SOFT_PHYS;
+		for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
+			log[i] = 0;
+		for (m = mask & ((1u << PV_PMU_COUNTERS) - 1); m; m &= m - 1) {
+			unsigned i = __builtin_ctz(m);
+			uint64_t phys = soft ? PV_LOAD(&s.a->soft_phys[i]) :
+				ops->rdpmc(ops->ctx, PV_LOAD(&s.a->rdpmc_index[i]));
+
+			log[i] = pv_log_of(t, &s.a->ctr[i], i, phys, width);
+		}
+		log[PV_TSC] = mask >> PV_TSC & 1 ?
+			pv_log_of(t, &s.a->tsc, PV_TSC, ops->rdtsc(ops->ctx), 64) : 0;
+	} while (pv_snap_changed(&s, t));
+}
+
+/*
+ * The seed's common case: the thread's count of one value i (a counter, or PV_TSC) inline,
+ * with the same retry as pv_read(). Given ops the compiler can see (a static const, as the
+ * guest library's), RDPMC and RDTSC inline too: no indirect call, no loop over values.
+ */
+static inline uint64_t pv_read_one(const struct pv_thread_counts *t, const void *areas,
+				   unsigned i, const struct pv_read_ops *ops)
+{
+	struct pv_read_snap s;
+	uint64_t log;
+
+	do {
+		pv_snap_take(&s, t, areas);
+		log = PV_LOAD(&t->mask) >> i & 1 ?
+			pv_log_of(t, pv_counter_of(s.a, i), i, pv_phys(s.a, i, ops), pv_width(s.a, i)) :
+			0;
+	} while (pv_snap_changed(&s, t));
+	return log;
 }
 
 #endif

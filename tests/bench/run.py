@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Boots the scenarios of tests/bench/, prints the figures, writes build/bench/results.json."""
+"""Boots the bench stanzas of tests/system/bench.cfg, prints the figures, writes build/bench/results.json."""
 
 import argparse
+import glob
+import importlib.util
 import json
 import os
 import re
@@ -10,13 +12,17 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-BENCH_DIR = "tests/bench"
+SYSTEM_DIR = "tests/system"
+BENCH_GROUP = "bench"
+STANZA_PREFIX = "bench-"
 OUT_DIR = "build/bench"
+VALIDATE_RESULTS = "build/validate/results.jsonl"
+VALIDATE_JOBS = 2
 RESULTS = os.path.join(OUT_DIR, "results.json")
 TABLE = os.path.join(OUT_DIR, "results.md")
 KERNEL = "build/perfvisor.elf"
-RUN_TIMEOUT = 600
 IMAGE_LIMIT = 128 * 1024
+TEXT_LIMIT = 64 * 1024
 SWITCH_COUNTERS = (0, 1, 4, 7)
 SHARE_DOMAINS = (1, 4, 16)
 VERDICTS = ("met", "missed", "-", "n/a")
@@ -26,6 +32,7 @@ DOMAIN_LINE = re.compile(r"^perfvisor:   domain (\d+) \(([^)]*)\): (.*)$")
 DOMAIN_EXITED = re.compile(r"exit code (-?\d+), \d+ vcpus, (\d+) exits, \d+ migrations, "
                            r"ran (\d+) host TSC ticks")
 TIME_LINE = re.compile(r"^perfvisor:     time: (\d+) ticks in the guest, (\d+) in the hypervisor")
+VCPU_PMU_LINE = re.compile(r"^perfvisor:     vcpu \d+: pmu (\d+) stepped instructions, (\d+) retired")
 PCPU_LINE = re.compile(r"^perfvisor:   pcpu (\d+): (\d+) vcpu switches \((\d+) ticks each, "
                        r"PMU (\d+)\)")
 BOOT_LINE = re.compile(r"^perfvisor:   boot: (\d+) TSC ticks")
@@ -80,7 +87,12 @@ class Run:
         if m:
             done = DOMAIN_EXITED.match(m.group(3))
             self.domains.append({"name": m.group(2), "exited": bool(done),
+                                 "exits": int(done.group(2)) if done else 0,
                                  "ran": int(done.group(3)) if done else 0, "guest": 0, "hv": 0})
+            return
+        m = VCPU_PMU_LINE.match(line)
+        if m and self.domains:
+            self.domains[-1]["retired"] = self.domains[-1].get("retired", 0) + int(m.group(2))
             return
         m = TIME_LINE.match(line)
         if m and self.domains:
@@ -157,6 +169,46 @@ def switch_pmu(mode, counters):
     return compute
 
 
+def switch_marginal(runs):
+    """What each a-mode counter past the first adds to a switch: 4 counters against 1."""
+    one, four = switch_pmu("amode", 1)(runs).median, switch_pmu("amode", 4)(runs).median
+    per = round((four - one) / 3, 1)
+    return Value(per, per, per, "(switch-amode-4 - switch-amode-1) / 3, summary means")
+
+
+def soft_exits(runs):
+    """VM exits per guest instruction the soft PMU counted, from the hypervisor's summary:
+    every exit of the domains (single steps and all others) over the instructions it saw
+    retire while a counter counted them. Seed 003's scenario 3 as make validate runs it."""
+    run = need(runs, "soft-seed")
+    if not run.domains or not all(d["exited"] for d in run.domains):
+        raise NotAvailable("soft-seed: not every domain ran and exited")
+    exits = sum(d["exits"] for d in run.domains)
+    retired = sum(d.get("retired", 0) for d in run.domains)
+    if not retired:
+        raise NotAvailable("soft-seed: the soft PMU counted no instruction (not the soft "
+                           "backend?)")
+    r = round(exits / retired, 3)
+    return Value(r, r, r, f"{exits} exits / {retired} counted instructions, "
+                 f"{len(run.domains)} domains")
+
+
+def validate_wall(runs):
+    """make validate's time on 2 idle cores, as it prints it: its cases' CPU time over 2,
+    from the last run's build/validate/results.jsonl. Reported, not judged."""
+    try:
+        with open(VALIDATE_RESULTS, encoding="utf-8") as f:
+            cases = [r for r in map(json.loads, f) if r.get("kind") == "case"]
+    except (OSError, ValueError) as err:
+        raise NotAvailable(f"no make validate results ({err}); run make validate") from None
+    if not cases:
+        raise NotAvailable(f"{VALIDATE_RESULTS} holds no case")
+    minutes = round(sum(r.get("cpu_seconds", 0) for r in cases) / 60 / VALIDATE_JOBS, 1)
+    when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(os.path.getmtime(VALIDATE_RESULTS)))
+    return Value(minutes, minutes, minutes,
+                 f"{len(cases)} cases of the run written {when} UTC; CPU time / {VALIDATE_JOBS}")
+
+
 def amode_seven(runs):
     raise NotAvailable("a thread's control carries 4 counters (PV_PMU_COUNTERS in "
                        "include/perfvisor/pmu.h): no 7-counter a-mode switch exists")
@@ -209,20 +261,24 @@ def figures():
     pv = lambda name, where: guest_figure("pv", name, where)
     direct = pv("read-direct", "ring 3, pvc_read() of guest-stub/lib (soft backend: Phys from "
                 "the page, no RDPMC)")
+    direct_one = pv("read-direct-one", "ring 3, pvc_read_one() of one counter, inline "
+                    "(soft backend: Phys from the page)")
     rdpmc = pv("read-rdpmc", "ring 3, CR4.PCE")
     hcall = pv("read-hypercall", "ring 0 (hypercalls are CPL 0 only)")
     yields = "ring 3, 2 threads on one VCPU, sys_yield() round trip: 2 switches"
     rows = [
         (1, "null-hypercall", "null hypercall round trip", "tick", ("<=", 150),
          exits("null-hypercall")),
-        (2, "wrmsr-perfevtsel0", "trapped WRMSR IA32_PERFEVTSEL0", "tick", None,
+        (2, "wrmsr-perfevtsel0", "trapped WRMSR IA32_PERFEVTSEL0", "tick", ("<=", 400),
          exits("wrmsr-perfevtsel0")),
         (2, "rdmsr-pmc0", "trapped RDMSR IA32_PMC0", "tick", None, exits("rdmsr-pmc0")),
         (2, "cpuid", "trapped CPUID (no PMU work; reference)", "tick", None, exits("cpuid")),
-        (3, "read-direct", "read: direct a-mode, ring 3", "tick", ("<=", 40), direct),
+        (3, "read-direct-one", "read: direct a-mode, ring 3, one counter", "tick", ("<=", 30),
+         direct_one),
+        (3, "read-direct", "read: direct a-mode, ring 3", "tick", ("<=", 60), direct),
         (3, "read-rdpmc", "read: trapped RDPMC, ring 3", "tick", None, rdpmc),
         (3, "read-hypercall", "read: HC_PMU_READ hypercall", "tick", None, hcall),
-        (3, "ratio-rdpmc-direct", "read: trapped RDPMC / direct", "x", (">=", 10),
+        (3, "ratio-rdpmc-direct", "read: trapped RDPMC / direct", "x", (">=", 20),
          ratio(rdpmc, direct)),
         (3, "ratio-hypercall-direct", "read: hypercall / direct", "x", None,
          ratio(hcall, direct)),
@@ -232,8 +288,10 @@ def figures():
             compute = amode_seven if (mode, k) == ("amode", 7) else switch_pmu(mode, k)
             rows.append((4, f"switch-{mode}-{k}", f"switch PMU: {title}, {k} counters", "tick",
                          None, compute))
+    rows.append((4, "switch-amode-marginal", "switch PMU: a-mode, per counter past 1st",
+                 "tick", ("<=", 20), switch_marginal))
     rows += [
-        (5, "resume-hypercall", "resume hypercall alone", "tick", None,
+        (5, "resume-hypercall", "resume hypercall alone", "tick", ("<=", 500),
          pv("resume-hypercall", "ring 0, the control already loaded")),
         (5, "thread-switch-none", "2 thread switches, not counting", "tick", None,
          pv("thread-switch-none", yields)),
@@ -241,32 +299,48 @@ def figures():
          pv("thread-switch-resume", yields + ", skip=off")),
         (5, "thread-switch-skip", "2 thread switches, resume skipped", "tick", None,
          pv("thread-switch-skip", yields + ", same control: skipped")),
-        (6, "soft-step", "soft PMU: hypervisor per step", "tick", None,
+        (6, "soft-step", "soft PMU: hypervisor per step", "tick", ("<=", 150),
          guest_figure("exits", "soft-step", "ring 0; #DB exit, handling, entry per stepped "
                       "instruction (nop, nop, dec, jnz)")),
+        (6, "soft-exits-per-insn", "soft PMU: exits per counted insn (seed)", "x",
+         ("<=", 0.25), soft_exits),
     ]
     rows += [(7, f"share-{n}", f"hypervisor share, {n} domain{'s' * (n > 1)}", "%",
               ("<", 1), share(n)) for n in SHARE_DOMAINS]
     rows.append((8, "boot", "boot: entry to first guest entry", "tick", None, boot))
-    rows += [(8, f"image-{part}", f"image: {part}", "bytes",
-              ("<", IMAGE_LIMIT) if part == "total" else None, image_size(part))
+    limits = {"text": ("<", TEXT_LIMIT), "total": ("<", IMAGE_LIMIT)}
+    rows += [(8, f"image-{part}", f"image: {part}", "bytes", limits.get(part), image_size(part))
              for part in ("text", "data", "bss", "total")]
+    rows.append((9, "validate-wall", "make validate, 2 cores (reported only)", "min",
+                 ("report", 8, "<= 8 (reported only)"), validate_wall))
     return rows
 
 
-def scenario_names():
-    """Every scenario of tests/bench/, the longest first so two at a time finish together."""
-    names = [f[:-4] for f in os.listdir(BENCH_DIR) if f.endswith(".cfg")]
-    return sorted(names, key=lambda n: (not n.startswith("share-16"), not n.startswith("share"),
-                                        n))
+def bench_stanzas():
+    """The stanzas of group bench in the system tests' tables (tests/system/run.py reads them),
+    by figure-scenario name: the stanza's name without its 'bench-' prefix."""
+    sys.path.insert(0, SYSTEM_DIR)
+    spec = importlib.util.spec_from_file_location("system_run", os.path.join(SYSTEM_DIR,
+                                                                             "run.py"))
+    system_run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(system_run)
+    tests = system_run.read_tables(sorted(glob.glob(system_run.TABLES)))
+    return {t.name[len(STANZA_PREFIX):]: t for t in tests
+            if BENCH_GROUP in t.groups and t.name.startswith(STANZA_PREFIX)}
 
 
-def boot_scenarios(names, emu, jobs):
-    """Runs each scenario under emu (one CPU) and parses its serial log."""
+def scenario_names(stanzas):
+    """Every bench scenario, the longest first so two at a time finish together."""
+    return sorted(stanzas, key=lambda n: (not n.startswith("share-16"),
+                                          not n.startswith("share"), n))
+
+
+def boot_scenarios(names, stanzas, emu, jobs):
+    """Runs each scenario under emu (the stanza's CPUs and timeout) and parses its serial log."""
     os.makedirs(OUT_DIR, exist_ok=True)
     if emu == "bochs":
         for name in names:
-            done = subprocess.run(["bash", "scripts/mkiso.sh", f"{BENCH_DIR}/{name}.cfg",
+            done = subprocess.run(["bash", "scripts/mkiso.sh", stanzas[name].scenario,
                                    f"{OUT_DIR}/iso/{name}.iso"], capture_output=True, text=True)
             if done.returncode:
                 sys.exit(f"bench: mkiso {name}: {done.stderr.strip()}")
@@ -274,10 +348,11 @@ def boot_scenarios(names, emu, jobs):
     def one(name):
         log = f"{OUT_DIR}/logs/{name}"
         boot_how = (["--iso", f"{OUT_DIR}/iso/{name}.iso"] if emu == "bochs" else
-                    ["--scenario", f"{BENCH_DIR}/{name}.cfg"])
+                    ["--scenario", stanzas[name].scenario])
         start = time.monotonic()
-        status = subprocess.run(["bash", "scripts/run-emu.sh", "--emu", emu, "--cpus", "1",
-                                 "--timeout", str(RUN_TIMEOUT), "--log", log, "--quiet"] +
+        status = subprocess.run(["bash", "scripts/run-emu.sh", "--emu", emu, "--cpus",
+                                 str(stanzas[name].cpus), "--timeout",
+                                 str(stanzas[name].timeout), "--log", log, "--quiet"] +
                                 boot_how, capture_output=True).returncode
         print(f"bench: {name}: {'ok' if status == 0 else f'FAILED (status {status})'} "
               f"({time.monotonic() - start:.1f} s)", flush=True)
@@ -287,8 +362,15 @@ def boot_scenarios(names, emu, jobs):
         return {run.name: run for run in pool.map(one, names)}
 
 
+def target_text(target):
+    """How a target reads in the table: its own words, or operator and limit."""
+    return target[2] if len(target) > 2 else f"{target[0]} {target[1]}"
+
+
 def judge(value, target):
     op, limit = target[0], target[1]
+    if op == "report":
+        return "-"
     ok = {"<=": value <= limit, "<": value < limit, ">=": value >= limit}[op]
     return "met" if ok else "missed"
 
@@ -302,14 +384,14 @@ def evaluate(runs, tick):
             v = compute(runs)
         except NotAvailable as why:
             row.update({"min": None, "median": None, "max": None,
-                        "target": f"{target[0]} {target[1]}" if target else "-",
+                        "target": target_text(target) if target else "-",
                         "verdict": "n/a", "reason": str(why)})
             results.append(row)
             continue
         target = v.target or target
         row.update({"min": v.min, "median": v.median, "max": v.max, "note": v.note})
         if target:
-            row["target"] = target[2] if len(target) > 2 else f"{target[0]} {target[1]}"
+            row["target"] = target_text(target)
             row["verdict"] = judge(v.median, target)
         else:
             row["target"], row["verdict"] = "-", "-"
@@ -394,8 +476,9 @@ def main():
     args = ap.parse_args()
     os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
-    names = [n for n in scenario_names() if re.search(args.only, n)]
-    runs = boot_scenarios(names, args.emu, args.jobs)
+    stanzas = bench_stanzas()
+    names = [n for n in scenario_names(stanzas) if re.search(args.only, n)]
+    runs = boot_scenarios(names, stanzas, args.emu, args.jobs)
     tick = "instructions" if args.emu == "bochs" else "cycles"
     doc = {"emulator": args.emu, "cpus": 1,
            "tick": tick + (" (Bochs, one CPU: the TSC counts instructions)"

@@ -343,6 +343,11 @@ static void test_read_rdpmc(unsigned width, uint64_t first)
 	check(t.sum[0] == 750 && log[0] == 1750 && cpu.rdpmc_calls == 6,
 	      "%u bits from %#llx: 1750 after a suspension, read by RDPMC of counter 2 (%llu)",
 	      width, (unsigned long long)first, (unsigned long long)log[0]);
+	/* The one-value read sees the same count, with one RDPMC; 0 for a counter not in a-mode. */
+	check(pv_read_one(&t, &page, 0, &ops) == 1750 && cpu.rdpmc_calls == 7 &&
+	      pv_read_one(&t, &page, 1, &ops) == 0 && cpu.rdpmc_calls == 7,
+	      "%u bits from %#llx: pv_read_one() of counter 0 reads 1750 with one RDPMC", width,
+	      (unsigned long long)first);
 }
 
 /*
@@ -590,7 +595,7 @@ static void test_kernel_retry(void)
 static void test_imode(void)
 {
 	struct pv_control c = ctl_ab;
-	uint64_t values[PV_PMU_COUNTERS] = { 0, TOP - 10 }, save[PV_PMU_COUNTERS];
+	uint64_t values[PV_PMU_COUNTERS] = { 0, TOP - 10 }, save[PV_PMU_COUNTERS], overflows;
 	struct pv_thread_counts t = { 0 };
 	struct vpmu *p;
 	struct vcpu *v;
@@ -634,6 +639,19 @@ static void test_imode(void)
 	run(v, 4);
 	check(hc(v, HC_PMU_IACK, 0, 0) == 2 && hc(v, HC_PMU_IACK, 0, 0) == 0,
 	      "IACK takes the overflow bit once");
+	/*
+	 * 250 branches from the reset value: the 100th overflows, the 200th again, 50 counted past
+	 * it stay (the reload is the period plus the overshoot), and the page counts 2 overflows.
+	 */
+	values[1] = TOP - 100;
+	memcpy(dom0.ram + VALUES_GPA, values, sizeof(values));
+	hc(v, HC_PMU_IRESUME, CTL_GPA, VALUES_GPA);
+	overflows = area(v)->overflows;
+	run(v, 4 * 250);
+	check(p->pmc[1] == TOP - 50 && area(v)->overflows == overflows + 2 &&
+	      hc(v, HC_PMU_IACK, 0, 0) == 2,
+	      "250 events of a period of 100: 2 overflows counted, 50 kept past the reset (%#llx)",
+	      (unsigned long long)p->pmc[1]);
 }
 
 static int64_t racer_result;

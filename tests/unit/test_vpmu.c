@@ -220,7 +220,10 @@ static const struct decode_case {
 	{ "LLC misses are not counted", ARCH_EVENT_LLC_MISS | EN_ALL, 0, 0 },
 	{ "branch misses are not counted", ARCH_EVENT_BRANCH_MISS | EN_ALL, 0, 0 },
 	{ "CMASK stops counting", ARCH_EVENT_INST_RETIRED | EN_ALL | 1ull << 24, 0, 0 },
-	{ "INV stops counting", ARCH_EVENT_INST_RETIRED | EN_ALL | EVTSEL_INV, 0, 0 },
+	/* SDM Vol. 3B 20.2.1.1: with CMASK 0 the INV flag is ignored. */
+	{ "INV with CMASK 0 is ignored", ARCH_EVENT_INST_RETIRED | EN_ALL | EVTSEL_INV, 1, 1 },
+	{ "INV with CMASK 1 stops counting", ARCH_EVENT_INST_RETIRED | EN_ALL | EVTSEL_INV |
+	  1ull << 24, 0, 0 },
 	{ "EDGE stops counting", ARCH_EVENT_INST_RETIRED | EN_ALL | EVTSEL_EDGE, 0, 0 },
 	{ "INT and PC do not change counting", ARCH_EVENT_INST_RETIRED | EN_ALL | EVTSEL_INT |
 	  EVTSEL_PC, 1, 1 },
@@ -327,6 +330,16 @@ static void test_overflow(void)
 	vpmu_wrmsr(&p, MSR_IA32_A_PMC0, TOP - m);
 	check(vpmu_count(&p, VPMU_EV_INSTRUCTIONS, m - 1, 0) == 0, "INT: no PMI before the M-th");
 	check(vpmu_count(&p, VPMU_EV_INSTRUCTIONS, 1, 0) == 1, "INT: PMI reported at the M-th");
+
+	/*
+	 * Trap-and-emulate keeps the overshoot: the counter goes on past zero as hardware's does
+	 * (SDM Vol. 3B 20.2.6), so a guest that reloads with period plus the value finds it there.
+	 */
+	vpmu_wrmsr(&p, MSR_IA32_A_PMC0, TOP - 3);
+	vpmu_wrmsr(&p, MSR_IA32_PERF_GLOBAL_OVF_CTRL, 1);
+	pmis = vpmu_count(&p, VPMU_EV_INSTRUCTIONS, 10, 0);
+	check(pmis == 1 && rd(&p, 0xc1) == 7 && rd(&p, MSR_IA32_PERF_GLOBAL_STATUS) == 1,
+	      "10 events from 2^48 - 3: overflow, and the 7 past zero stay in the counter");
 
 	vpmu_wrmsr(&p, MSR_IA32_A_PMC0, 5);
 	vpmu_wrmsr(&p, MSR_IA32_PERF_GLOBAL_OVF_CTRL, 1);

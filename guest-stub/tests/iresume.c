@@ -1,0 +1,82 @@
+/* i-mode overflow notifications across pvc_iresume(): none dropped, none coalesced. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "guest-stub/kernel/kernel.h"
+#include "guest-stub/kernel/pmu.h"
+#include "guest-stub/lib/pvc.h"
+#include "guest-stub/lib/report.h"
+
+/*
+ * One i-mode counter of instructions at both rings with a period far longer than any stretch
+ * the guest kernel runs with interrupts off (its system call and switch paths are a few
+ * hundred instructions), so every overflow is one notification. The thread restarts the
+ * period with pvc_iresume() after spinning a little less each round: sweeping the spin over
+ * the period's last SWEEP instructions puts overflows in user mode, in the system call on its
+ * way to the suspension (pending across it: the kernel must tell the thread at its resume),
+ * and after it.
+ */
+#define PERIOD		3000
+#define SWEEP		1000
+#define STEP		11
+
+/* n iterations of dec; jnz: 2 n instructions. */
+static inline void spin(uint64_t n)
+{
+	__asm__ volatile("1:\tdec %0\n\tjnz 1b" : "+r"(n) : : "cc");
+}
+
+static uint64_t notified, overflows, late, rounds;
+
+static int sampler(void *arg)
+{
+	static const struct pv_control c = {
+		.ncounters = 1,
+		.imode_mask = 1,
+		.evtsel = { PVC_EV_INSTRUCTIONS | PVC_USR | PVC_OS | PVC_EN },
+		.ireset = { ((1ull << 48) - PERIOD) },
+	};
+	const struct kpmu_thread *self = pvc_open();
+	const struct pv_vcpu_area *a;
+	uint64_t before;
+
+	(void)arg;
+	if (!self || pvc_control(&c))
+		return 1;
+	a = pv_area(self->areas, self->counts.smp_id);
+	before = a->overflows;
+	for (uint64_t s = PERIOD - SWEEP; s < PERIOD; s += STEP, rounds++) {
+		spin(s / 2);
+		if (pvc_iresume())
+			return 1;
+	}
+	pvc_stop();
+	/* One VCPU, this thread alone counting: the page's count is this thread's overflows. */
+	overflows = a->overflows - before;
+	notified = self->notified[0];
+	late = self->notified_late;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct kthread *t;
+	bool ran;
+
+	kernel_init(argc, argv);
+	if (!kpmu_init(argc, argv)) {
+		report(false, "the paravirtual PMU is there");
+		return report_summary();
+	}
+	t = kthread_create(sampler, NULL, KTHREAD_USER, 0);
+	ran = t && !kthread_join(t);
+	report(ran, "the sampling thread ran %llu rounds", (unsigned long long)rounds);
+	report(overflows > 0, "i-mode overflows happened (%llu)", (unsigned long long)overflows);
+	/* The sweep puts some overflows inside the system call, found by its suspension. */
+	report(late > 0, "some overflows were pending across a suspension (%llu)",
+	       (unsigned long long)late);
+	report(notified == overflows, "every overflow is one notification: %llu of %llu",
+	       (unsigned long long)notified, (unsigned long long)overflows);
+	return report_summary();
+}
