@@ -6,20 +6,26 @@
 #include "include/x86/pmu_msr.h"
 #include "pmu/pv.h"
 
-#define PV_MAX_PCPUS	8
 /* The vPMU counters i-mode lives in, and the soft physical counters, are 48 bits. */
 #define WIDTH		48
 #define WIDTH_MASK	((1ull << WIDTH) - 1)
 
 /*
  * Where a-mode counter i's physical value is (seed 003 4.2.1). A backend with counter registers
- * reads GP counter i, phys_width bits; one without (hw_phys NULL) has pv.c's soft counters, one
- * set per PCPU: like real counters they count for whichever VCPU runs there and are never saved
- * or restored; Sum/Start make them per thread. Guests read those from the page.
+ * reads GP counter i, phys_width bits; one without (hw_phys NULL) has soft counters, one set
+ * per VCPU (struct pv_domain): unlike real ones shared by a PCPU, they never count another
+ * domain's events, which the page would show. Sum/Start make them per thread. Guests read
+ * them from the page.
  */
 static uint64_t (*hw_phys)(struct vcpu *v, unsigned i);
 static unsigned phys_width = WIDTH;
-static uint64_t soft_phys[PV_MAX_PCPUS][PV_PMU_COUNTERS];
+
+static uint64_t *soft_phys_of(struct vcpu *v)
+{
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+
+	return pv->pd->pv.soft_phys[pv->id];
+}
 
 void pv_init(const struct pmu_backend_ops *ops, unsigned width)
 {
@@ -66,10 +72,10 @@ static int amode_event(struct vcpu *v, uint64_t sel, unsigned cpl)
 
 static uint64_t phys(struct vcpu *v, unsigned i)
 {
-	return hw_phys ? hw_phys(v, i) : soft_phys[vcpu_pmu_pcpu(v)][i];
+	return hw_phys ? hw_phys(v, i) : soft_phys_of(v)[i];
 }
 
-/* Soft counters: mirrors this PCPU's values into the page the guest reads them from. */
+/* Soft counters: mirrors the VCPU's values into the page the guest reads them from. */
 static void publish(struct vcpu *v, struct pv_vcpu_area *a)
 {
 	if (hw_phys)
@@ -130,7 +136,7 @@ void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
 		if (hw_phys)
 			a->ctr[i].sum_vcpu += n;
 		else
-			soft_phys[vcpu_pmu_pcpu(v)][i] = (phys(v, i) + n) & WIDTH_MASK;
+			soft_phys_of(v)[i] = (phys(v, i) + n) & WIDTH_MASK;
 		changed = true;
 	}
 	if (changed)
