@@ -2,6 +2,7 @@
 #include "lib/cpu.h"
 #include "lib/printk.h"
 #include "hv/domain.h"
+#include "hv/exit_dr.h"
 #include "hv/guest_mem.h"
 #include "hv/step.h"
 #include "hv/vcpu.h"
@@ -10,11 +11,7 @@
 
 #define RFLAGS_TF	(1ull << 8)
 #define RFLAGS_RF	(1ull << 16)
-#define DB_B0		(1ull << 0)	/* exit qualification of a #DB exit: DR6 layout (SDM Vol. 3C 28.2.1) */
-#define DB_B1		(1ull << 1)
-#define DB_BS		(1ull << 14)
-#define DR7_L0		(1ull << 0)
-#define DR7_L1		(1ull << 2)
+#define DB_BS		(1ull << 14)	/* exit qualification of a #DB exit: DR6 layout (SDM Vol. 3C 28.2.1) */
 #define EXC_DB		1
 /*
  * While counting, every exception the guest raises exits, so that none reaches a handler that
@@ -66,20 +63,30 @@ static bool idt_handler(struct vcpu *v, uint8_t vector, uint64_t *la)
 	return true;
 }
 
-/* An instruction breakpoint (DR0, execute, SDM Vol. 3A 18.2.4) where TF-less code begins. */
-static void arm_breakpoint(struct vcpu *v, uint64_t la, enum step_bp why)
+/*
+ * An instruction breakpoint (execute, SDM Vol. 3A 18.2.4) at la, in a debug-register slot the
+ * guest's own breakpoints leave free (hv/exit_dr.c keeps the guest's). False: none is free.
+ */
+static bool arm(struct vcpu *v, uint64_t la, enum step_bp why)
 {
-	__asm__ volatile("mov %0, %%dr0" : : "r"(la));
-	vmwrite(VMCS_GUEST_DR7, 0x400 | DR7_L0);
-	v->step.bp = why;
+	struct vcpu_step *s = &v->step;
+	unsigned free = dr_free_slots(v) & ~s->bp_slots, k;
+
+	if (!free)
+		return false;
+	k = __builtin_ctz(free);
+	dr_set_slot(k, la);
+	s->bp_slots |= 1u << k;
+	s->bp_dr7 |= 1ull << (2 * k);
+	s->bp = why;
+	return true;
 }
 
 static void disarm_breakpoint(struct vcpu *v)
 {
-	if (v->step.bp == STEP_BP_NONE)
-		return;
-	vmwrite(VMCS_GUEST_DR7, 0x400);
 	v->step.bp = STEP_BP_NONE;
+	v->step.bp_slots = 0;
+	v->step.bp_dr7 = 0;
 }
 
 static void set_tf(bool on)
@@ -107,7 +114,8 @@ static void clear_pending_step(void)
 
 static void stop(struct vcpu *v)
 {
-	vmwrite(VMCS_EXCEPTION_BITMAP, v->step.exc_saved);
+	/* #DB stays intercepted: the guest's DR6 is a shadow (hv/exit_dr.c). */
+	vmwrite(VMCS_EXCEPTION_BITMAP, v->step.exc_saved | 1u << EXC_DB);
 	set_tf(false);
 	clear_pending_step();
 	disarm_breakpoint(v);
@@ -157,17 +165,18 @@ static bool start_block(struct vcpu *v)
 	if (!step_block_decode(bytes, len, rip, guest_code_mode(), max, &s->block))
 		return false;
 	if (s->block.branch) {
-		__asm__ volatile("mov %0, %%dr0" : : "r"(s->block.target[0] + cs_base));
-		__asm__ volatile("mov %0, %%dr1" : : "r"(s->block.target[1] + cs_base));
-		vmwrite(VMCS_GUEST_DR7, 0x400 | DR7_L0 | (s->block.ntargets == 2 ? DR7_L1 : 0));
-	} else {
-		__asm__ volatile("mov %0, %%dr0" : : "r"(rip + s->block.off[s->block.n] + cs_base));
-		vmwrite(VMCS_GUEST_DR7, 0x400 | DR7_L0);
+		for (unsigned t = 0; t < s->block.ntargets; t++) {
+			if (!arm(v, s->block.target[t] + cs_base, STEP_BP_BLOCK)) {
+				disarm_breakpoint(v);
+				return false;
+			}
+		}
+	} else if (!arm(v, rip + s->block.off[s->block.n] + cs_base, STEP_BP_BLOCK)) {
+		return false;
 	}
 	/* Its start is a target too: RF keeps the breakpoint there from firing now (18.3.1.1). */
 	if (s->block.loops)
 		vmwrite(VMCS_GUEST_RFLAGS, vmread(VMCS_GUEST_RFLAGS) | RFLAGS_RF);
-	s->bp = STEP_BP_BLOCK;
 	s->block_on = true;
 	s->block_cpl = cpl;
 	return true;
@@ -194,7 +203,7 @@ static void end_block(struct vcpu *v)
 		pmu_retired_block(v, insns, branches, s->block_cpl);
 }
 
-void step_before_entry(struct vcpu *v)
+static void plan_entry(struct vcpu *v)
 {
 	struct vcpu_step *s = &v->step;
 	uint8_t bytes[INSN_MAX_LEN];
@@ -217,7 +226,7 @@ void step_before_entry(struct vcpu *v)
 		set_tf(true);
 		s->bp_error_code = info & INTR_INFO_DELIVER_ERROR;
 		if (idt_handler(v, info & 0xFF, &target))
-			arm_breakpoint(v, target, STEP_BP_EVENT);
+			arm(v, target, STEP_BP_EVENT);
 		return;
 	}
 	if (start_block(v)) {
@@ -233,9 +242,15 @@ void step_before_entry(struct vcpu *v)
 	if (!s->insn.clears_tf)
 		return;
 	if (s->insn.target == SOFT_TGT_LSTAR)
-		arm_breakpoint(v, rdmsr(MSR_LSTAR), STEP_BP_INSN);
+		arm(v, rdmsr(MSR_LSTAR), STEP_BP_INSN);
 	else if (s->insn.target == SOFT_TGT_IDT && idt_handler(v, s->insn.vector, &target))
-		arm_breakpoint(v, target, STEP_BP_INSN);
+		arm(v, target, STEP_BP_INSN);
+}
+
+void step_before_entry(struct vcpu *v)
+{
+	plan_entry(v);
+	dr_before_entry(v, v->step.bp_dr7);
 }
 
 void step_on_exit(struct vcpu *v)
@@ -303,9 +318,9 @@ bool step_handle_db(struct vcpu *v, uint64_t qual)
 		if (s->insn.ss_shadow)
 			pmu_retired(v, (const struct soft_insn *)0, s->insn_cpl);
 		hide_tf(v);
-	} else if ((qual & (DB_B0 | DB_B1)) && s->bp == STEP_BP_BLOCK) {
+	} else if ((qual & s->bp_slots) && s->bp == STEP_BP_BLOCK) {
 		/* A block's breakpoint: step_on_exit counted the block. */
-	} else if ((qual & DB_B0) && s->bp != STEP_BP_NONE) {
+	} else if ((qual & s->bp_slots) && s->bp != STEP_BP_NONE) {
 		/* The TF-clearing instruction (not an injected event) retired on its way here. */
 		if (s->bp == STEP_BP_INSN && s->insn_valid) {
 			pmu_retired(v, &s->insn, s->insn_cpl);

@@ -27,6 +27,8 @@ struct vcpu_step {
 	uint64_t insn_rip;
 	enum step_bp bp;
 	bool bp_error_code;	/* STEP_BP_EVENT: the event pushes an error code */
+	unsigned bp_slots;	/* the debug-register slots (bit k: DRk) its breakpoints are in */
+	uint64_t bp_dr7;	/* their DR7 enable bits */
 	uint64_t steps;		/* instructions retired by single steps */
 	uint64_t exits;		/* #DB exits that were the stepping's own */
 	/* Basic-block counting: the guest runs `block` with TF clear up to a breakpoint. */

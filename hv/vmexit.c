@@ -35,6 +35,7 @@ static const exit_handler_t exit_table[EXIT_REASON_MAX] = {
 	[EXIT_REASON_INVVPID]		= exit_inject_ud,
 	[EXIT_REASON_VMFUNC]		= exit_inject_ud,
 	[EXIT_REASON_CR_ACCESS]		= exit_cr_access,
+	[EXIT_REASON_DR_ACCESS]		= exit_dr_access,
 	[EXIT_REASON_IO]		= exit_io,
 	[EXIT_REASON_RDMSR]		= exit_rdmsr,
 	[EXIT_REASON_WRMSR]		= exit_wrmsr,
