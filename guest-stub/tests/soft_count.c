@@ -1,5 +1,4 @@
 /* The soft PMU counts as Intel's counters count: REP strings, exceptions, shadows, far branches, SMC. */
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -8,6 +7,7 @@
 #include <string.h>
 
 #include "guest-stub/rt/rt.h"
+#include "guest-stub/lib/report.h"
 #include "include/perfvisor/hypercall.h"
 #include "include/perfvisor/pmu.h"
 
@@ -22,37 +22,6 @@
 /* The counters measured here: 0 and 1 may be the paravirtual a-mode ones (pv=1). */
 #define CTR_INSNS		2
 #define CTR_BRANCHES		3
-
-static unsigned n_ok, n_failed;
-
-/* The shape of guest-stub/lib/report.h (house-guestlib), until it is merged. */
-static void report(bool pass, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %u - ", pass ? "ok" : "not ok", n_ok + n_failed + 1);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (pass)
-		n_ok++;
-	else
-		n_failed++;
-}
-
-static bool report_value(const char *what, uint64_t measured, uint64_t expected)
-{
-	report(measured == expected, "%s: measured %llu expected %llu", what,
-	       (unsigned long long)measured, (unsigned long long)expected);
-	return measured == expected;
-}
-
-static int report_summary(void)
-{
-	printf("%u passed, %u failed\n", n_ok, n_failed);
-	return (int)n_failed;
-}
 
 static int64_t hypercall(uint64_t nr, uint64_t a0, uint64_t a1)
 {

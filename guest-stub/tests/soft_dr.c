@@ -1,5 +1,4 @@
 /* Debug registers are per VCPU: a hostile domain and the soft PMU's stepper never show in a watcher's. */
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -8,6 +7,7 @@
 #include <string.h>
 
 #include "guest-stub/rt/rt.h"
+#include "guest-stub/lib/report.h"
 
 #define MSR_PERFEVTSEL0		0x186
 #define MSR_GLOBAL_CTRL		0x38F
@@ -17,30 +17,6 @@
 #define DR7_L(k)		(1ull << (2 * (k)))
 #define DR7_FIXED1		0x400ull
 #define DR6_B2			(1ull << 2)
-
-static unsigned n_ok, n_failed;
-
-/* The shape of guest-stub/lib/report.h (house-guestlib), until it is merged. */
-static void report(bool pass, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %u - ", pass ? "ok" : "not ok", n_ok + n_failed + 1);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (pass)
-		n_ok++;
-	else
-		n_failed++;
-}
-
-static int report_summary(void)
-{
-	printf("%u passed, %u failed\n", n_ok, n_failed);
-	return (int)n_failed;
-}
 
 #define DR_WRITE(n, v)	__asm__ volatile("mov %0, %%dr" #n : : "r"((uint64_t)(v)))
 #define DR_READ(n, v)	__asm__ volatile("mov %%dr" #n ", %0" : "=r"(v))

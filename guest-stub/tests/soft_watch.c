@@ -1,5 +1,4 @@
 /* Soft PMU isolation: a watcher's a-mode page never moves while a busy neighbour runs on its PCPU. */
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -8,35 +7,12 @@
 #include <string.h>
 
 #include "include/perfvisor/hypercall.h"
+#include "guest-stub/lib/report.h"
 #include "include/perfvisor/pmu.h"
 
 #define ROUNDS_MAX	64
 /* IA32_PERFEVTSELx: instructions retired (SDM Vol. 3B table 20-1), USR, OS, EN (20.2.1.1). */
 #define EVT_INSTRUCTIONS	(0xC0 | 1u << 16 | 1u << 17 | 1u << 22)
-
-static unsigned n_ok, n_failed;
-
-/* The shape of guest-stub/lib/report.h (house-guestlib), until it is merged. */
-static void report(bool pass, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %u - ", pass ? "ok" : "not ok", n_ok + n_failed + 1);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (pass)
-		n_ok++;
-	else
-		n_failed++;
-}
-
-static int report_summary(void)
-{
-	printf("%u passed, %u failed\n", n_ok, n_failed);
-	return (int)n_failed;
-}
 
 static int64_t hypercall(uint64_t nr, uint64_t a0, uint64_t a1)
 {
