@@ -8,6 +8,7 @@
 
 #include "guest-stub/rt/rt.h"
 #include "guest-stub/lib/report.h"
+#include "guest-stub/tests/soft_guest.h"
 #include "include/perfvisor/hypercall.h"
 #include "include/perfvisor/pmu.h"
 
@@ -22,14 +23,6 @@
 /* The counters measured here: 0 and 1 may be the paravirtual a-mode ones (pv=1). */
 #define CTR_INSNS		2
 #define CTR_BRANCHES		3
-
-static int64_t hypercall(uint64_t nr, uint64_t a0, uint64_t a1)
-{
-	int64_t ret;
-
-	__asm__ volatile("vmcall" : "=a"(ret) : "a"(nr), "D"(a0), "S"(a1) : "memory");
-	return ret;
-}
 
 /* What the handlers below saw, and the far pointer of the far-jump case. */
 volatile uint64_t soft_frame_flags;
@@ -143,14 +136,14 @@ static void frame_clean(const char *what)
 static __attribute__((noinline)) void case_rep(uint32_t len)
 {
 	struct counts c;
-	int64_t exits = hypercall(HC_VCPU_EXITS, 0, 0);
+	int64_t exits = soft_hypercall(HC_VCPU_EXITS, 0, 0);
 
 	soft_rep_len = len;
 	counting(true);
 	MEASURE(c, "lea soft_rep_src(%%rip), %%rsi\n\tlea soft_rep_dst(%%rip), %%rdi\n\t"
 		   "mov soft_rep_len(%%rip), %%ecx\n\trep movsb");
 	counting(false);
-	exits = hypercall(HC_VCPU_EXITS, 0, 0) - exits;
+	exits = soft_hypercall(HC_VCPU_EXITS, 0, 0) - exits;
 	printf("soft_count: rep movsb of %u bytes, %lld VM exits around it\n", len,
 	       (long long)exits);
 	judge("rep movsb: one instruction", c, 4, 0);
@@ -259,26 +252,16 @@ static __attribute__((noinline)) void case_smc(void)
 static __attribute__((noinline)) void case_loop(uint32_t turns)
 {
 	struct counts c;
-	int64_t exits = hypercall(HC_VCPU_EXITS, 0, 0);
+	int64_t exits = soft_hypercall(HC_VCPU_EXITS, 0, 0);
 
 	soft_rep_len = turns;
 	counting(true);
 	MEASURE(c, "mov soft_rep_len(%%rip), %%edx\n"
 		   "1:\txor %%eax, %%eax\n\tadd $1, %%esi\n\tdec %%edx\n\tjnz 1b");
 	counting(false);
-	exits = hypercall(HC_VCPU_EXITS, 0, 0) - exits;
+	exits = soft_hypercall(HC_VCPU_EXITS, 0, 0) - exits;
 	printf("soft_count: loop of %u turns, %lld VM exits around it\n", turns, (long long)exits);
 	judge("a loop of 4 (an exit anywhere in it)", c, 1 + 4 * turns, turns);
-}
-
-static uint64_t arg_number(int argc, char **argv, const char *key, uint64_t fallback)
-{
-	size_t len = strlen(key);
-
-	for (int i = 0; i < argc; i++)
-		if (!strncmp(argv[i], key, len) && argv[i][len] == '=')
-			return strtoull(argv[i] + len + 1, NULL, 0);
-	return fallback;
 }
 
 /* A paravirtual a-mode counter of instructions: the stepper then steps every instruction. */
@@ -291,13 +274,13 @@ static bool pv_resume(bool on)
 		.evtsel = { EVTSEL(EV_INSTRUCTIONS) },
 	}, nothing;
 
-	return hypercall(HC_PMU_RESUME, (uintptr_t)(on ? &c : &nothing), 0) == 0;
+	return soft_hypercall(HC_PMU_RESUME, (uintptr_t)(on ? &c : &nothing), 0) == 0;
 }
 
 int main(int argc, char **argv)
 {
-	uint32_t rep_len = arg_number(argc, argv, "rep", 1000);
-	uint32_t turns = arg_number(argc, argv, "turns", 1000);
+	uint32_t rep_len = soft_arg(argc, argv, "rep", 1000);
+	uint32_t turns = soft_arg(argc, argv, "turns", 1000);
 
 	if (rep_len == 0 || rep_len > sizeof(soft_rep_src))
 		rep_len = sizeof(soft_rep_src);
@@ -309,9 +292,9 @@ int main(int argc, char **argv)
 	rt_idt_set_gate(6, soft_ud_entry, 0);
 	rt_idt_set_gate(13, soft_gp_entry, 0);
 	rt_idt_set_gate(0x40, soft_int_entry, 0);
-	pv_mode = arg_number(argc, argv, "pv", 0);
+	pv_mode = soft_arg(argc, argv, "pv", 0);
 	if (pv_mode)
-		report(hypercall(HC_PMU_SETUP, (uintptr_t)pv_area, 1) == 0,
+		report(soft_hypercall(HC_PMU_SETUP, (uintptr_t)pv_area, 1) == 0,
 		       "paravirtual PMU set up: windows step every instruction");
 	rt_wrmsr(MSR_GLOBAL_CTRL, 0);
 	rt_wrmsr(MSR_PERFEVTSEL0 + CTR_INSNS, EVTSEL(EV_INSTRUCTIONS));

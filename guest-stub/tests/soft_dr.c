@@ -8,6 +8,7 @@
 
 #include "guest-stub/rt/rt.h"
 #include "guest-stub/lib/report.h"
+#include "guest-stub/tests/soft_guest.h"
 
 #define MSR_PERFEVTSEL0		0x186
 #define MSR_GLOBAL_CTRL		0x38F
@@ -114,23 +115,13 @@ static int case_hostile(unsigned turns)
 	return report_summary();
 }
 
-static uint64_t arg_number(int argc, char **argv, const char *key, uint64_t fallback)
-{
-	size_t len = strlen(key);
-
-	for (int i = 0; i < argc; i++)
-		if (!strncmp(argv[i], key, len) && argv[i][len] == '=')
-			return strtoull(argv[i] + len + 1, NULL, 0);
-	return fallback;
-}
-
 int main(int argc, char **argv)
 {
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "case=watch"))
-			return case_watch(arg_number(argc, argv, "rounds", 2000));
+			return case_watch(soft_arg(argc, argv, "rounds", 2000));
 		if (!strcmp(argv[i], "case=hostile"))
-			return case_hostile(arg_number(argc, argv, "turns", 2000));
+			return case_hostile(soft_arg(argc, argv, "turns", 2000));
 	}
 	printf("soft_dr: say case=watch or case=hostile\n");
 	return 1;

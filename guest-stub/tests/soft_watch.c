@@ -8,19 +8,12 @@
 
 #include "include/perfvisor/hypercall.h"
 #include "guest-stub/lib/report.h"
+#include "guest-stub/tests/soft_guest.h"
 #include "include/perfvisor/pmu.h"
 
 #define ROUNDS_MAX	64
 /* IA32_PERFEVTSELx: instructions retired (SDM Vol. 3B table 20-1), USR, OS, EN (20.2.1.1). */
 #define EVT_INSTRUCTIONS	(0xC0 | 1u << 16 | 1u << 17 | 1u << 22)
-
-static int64_t hypercall(uint64_t nr, uint64_t a0, uint64_t a1)
-{
-	int64_t ret;
-
-	__asm__ volatile("vmcall" : "=a"(ret) : "a"(nr), "D"(a0), "S"(a1) : "memory");
-	return ret;
-}
 
 static uint8_t area[PV_PMU_AREA_STRIDE] __attribute__((aligned(4096)));
 #define PAGE	((volatile struct pv_vcpu_area *)area)
@@ -33,8 +26,8 @@ static const struct pv_control nothing;
 
 static bool start_counting(void)
 {
-	return hypercall(HC_PMU_SETUP, (uintptr_t)area, 1) == 0 &&
-	       hypercall(HC_PMU_RESUME, (uintptr_t)&count_instructions, 0) == 0;
+	return soft_hypercall(HC_PMU_SETUP, (uintptr_t)area, 1) == 0 &&
+	       soft_hypercall(HC_PMU_RESUME, (uintptr_t)&count_instructions, 0) == 0;
 }
 
 struct window {
@@ -78,7 +71,7 @@ static int case_watch(uint64_t rounds, uint64_t k)
 	for (uint64_t r = 0; r < rounds; r++)
 		w[r] = watch_window(k);
 	/* Counting stops before printing: stepping newlib's printf takes long. */
-	hypercall(HC_PMU_RESUME, (uintptr_t)&nothing, 0);
+	soft_hypercall(HC_PMU_RESUME, (uintptr_t)&nothing, 0);
 	for (uint64_t r = 0; r < rounds; r++) {
 		exact += w[r].delta == 2 * k + 3;
 		switched += w[r].descheduled && w[r].delta == 2 * k + 3;
@@ -101,28 +94,18 @@ static int case_busy(uint64_t turns)
 	report(start_counting(), "busy: SETUP and RESUME of an a-mode instructions counter");
 	for (uint64_t i = 0; i < turns; i++)
 		__asm__ volatile("" : : : "memory");
-	hypercall(HC_PMU_RESUME, (uintptr_t)&nothing, 0);
+	soft_hypercall(HC_PMU_RESUME, (uintptr_t)&nothing, 0);
 	return report_summary();
-}
-
-static uint64_t arg_number(int argc, char **argv, const char *key, uint64_t fallback)
-{
-	size_t len = strlen(key);
-
-	for (int i = 0; i < argc; i++)
-		if (!strncmp(argv[i], key, len) && argv[i][len] == '=')
-			return strtoull(argv[i] + len + 1, NULL, 0);
-	return fallback;
 }
 
 int main(int argc, char **argv)
 {
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "case=watch"))
-			return case_watch(arg_number(argc, argv, "rounds", 20),
-					  arg_number(argc, argv, "k", 1000));
+			return case_watch(soft_arg(argc, argv, "rounds", 20),
+					  soft_arg(argc, argv, "k", 1000));
 		if (!strcmp(argv[i], "case=busy"))
-			return case_busy(arg_number(argc, argv, "turns", 100000));
+			return case_busy(soft_arg(argc, argv, "turns", 100000));
 	}
 	printf("soft_watch: say case=watch or case=busy\n");
 	return 1;
