@@ -140,6 +140,22 @@ static unsigned fetch_block(struct vcpu *v, uint64_t la, uint8_t *bytes)
 }
 
 /*
+ * A block ending in RET: its target is the return address on the stack, which nothing in the
+ * block before it wrote (stores end blocks). False when no block is left without the RET.
+ */
+static bool ret_target(struct vcpu *v, struct step_block *b)
+{
+	uint64_t la = vmread(VMCS_GUEST_SS_BASE) + vmread(VMCS_GUEST_RSP) + b->ret_pop, to;
+	struct gpt_result res;
+
+	if (guest_read(v, &to, la, sizeof(to), GPT_READ, &res) == GPT_OK)
+		return step_block_ret_target(b, to) || b->n;
+	b->n--;
+	b->branch = b->ret = false;
+	return b->n;
+}
+
+/*
  * Lets the guest run the straight-line code at RIP with TF clear, up to one instruction
  * breakpoint per place it can leave by (SDM Vol. 3A 18.2.4: execute, length 0): the block's
  * end, or a final direct branch's targets. False: the instruction at RIP must be stepped.
@@ -163,6 +179,8 @@ static bool start_block(struct vcpu *v)
 	cs_base = vmread(VMCS_GUEST_CS_BASE);
 	len = fetch_block(v, rip + cs_base, bytes);
 	if (!step_block_decode(bytes, len, rip, guest_code_mode(), max, &s->block))
+		return false;
+	if (s->block.ret && !ret_target(v, &s->block))
 		return false;
 	if (s->block.branch) {
 		for (unsigned t = 0; t < s->block.ntargets; t++) {

@@ -141,15 +141,25 @@ static unsigned memory_bytes(const uint8_t *b, unsigned avail, uint8_t modrm, un
 	return mod == 1 ? 1 : mod == 2 || (mod == 0 && rm == 5) ? 4 : 0;
 }
 
+/* Opcodes with a register in their low 3 bits: INC/DEC, XCHG, MOV r, imm, BSWAP. */
+static bool reg_in_opcode(unsigned map, uint8_t op)
+{
+	return map == 1 ? (op >= 0x40 && op <= 0x4f) || (op >= 0x90 && op <= 0x97) ||
+			  (op >= 0xb0 && op <= 0xbf) : op >= 0xc8;
+}
+
 /*
  * The length of the plain instruction at b (0: not one a block may hold); *writes: it may
- * write memory, so the block ends after it (a store could change the code that follows).
+ * write memory, so the block ends after it (a store could change the code that follows);
+ * *stack: bytes it pops off the stack (POP r), or -1 when it may change RSP otherwise (any
+ * register operand numbered 4, whatever REX makes of it: a RET after it is left to the stepper).
  */
-static unsigned plain_len(const uint8_t *b, unsigned avail, enum insn_mode mode, bool *writes)
+static unsigned plain_len(const uint8_t *b, unsigned avail, enum insn_mode mode, bool *writes,
+			  int *stack)
 {
 	unsigned pos = 0, map = 1, osize = mode == INSN_MODE_16 ? 2 : 4;
 	unsigned asize = mode == INSN_MODE_64 ? 8 : mode == INSN_MODE_32 ? 4 : 2;
-	bool rep = false, rex_w = false, write_rm;
+	bool rep = false, rex_w = false, rex_b = false, write_rm;
 	uint16_t f;
 	uint8_t op, modrm = 0;
 
@@ -172,6 +182,7 @@ static unsigned plain_len(const uint8_t *b, unsigned avail, enum insn_mode mode,
 	/* REX must come last (SDM Vol. 2A 2.2.1); W makes operands 64-bit. */
 	if (mode == INSN_MODE_64 && (op & 0xf0) == 0x40) {
 		rex_w = op & 8;
+		rex_b = op & 1;
 		if (++pos >= avail)
 			return 0;
 		op = b[pos];
@@ -225,6 +236,12 @@ static unsigned plain_len(const uint8_t *b, unsigned avail, enum insn_mode mode,
 	if (pos > avail)
 		return 0;
 	*writes = (f & P_WRITE) || (write_rm && (modrm >> 6) != 3);
+	*stack = 0;
+	if (map == 1 && op >= 0x58 && op <= 0x5f)
+		*stack = (op & 7) == 4 && !rex_b ? -1 : osize == 2 ? 2 : mode == INSN_MODE_64 ? 8 : 4;
+	else if ((f & P_MODRM) ? ((modrm >> 3) & 7) == 4 || (modrm & 0xc7) == 0xc4 :
+				 reg_in_opcode(map, op) && (op & 7) == 4)
+		*stack = -1;
 	return pos;
 }
 
@@ -257,16 +274,28 @@ static unsigned direct_branch(const uint8_t *b, unsigned avail, int64_t rel[2], 
 	return 0;
 }
 
+/* A near RET (C3, REPZ RET, C2 iw): its length, 0 if not one. */
+static unsigned near_ret(const uint8_t *b, unsigned avail)
+{
+	if (avail >= 1 && b[0] == 0xc3)
+		return 1;
+	if (avail >= 2 && b[0] == 0xf3 && b[1] == 0xc3)
+		return 2;
+	return avail >= 3 && b[0] == 0xc2 ? 3 : 0;
+}
+
 unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enum insn_mode mode,
 			   unsigned max, struct step_block *b)
 {
-	unsigned pos = 0, l;
-	bool writes = false;
+	unsigned pos = 0, l, popped = 0;
+	bool writes = false, rsp_known = true;
+	int stack;
 
 	b->start = rip;
 	b->n = 0;
 	b->branch = false;
 	b->loops = false;
+	b->ret = false;
 	b->ntargets = 0;
 	b->off[0] = 0;
 	if (max > BLOCK_MAX)
@@ -275,7 +304,16 @@ unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enu
 		int64_t rel[2];
 		unsigned nt;
 
-		l = plain_len(bytes + pos, len - pos, mode, &writes);
+		l = plain_len(bytes + pos, len - pos, mode, &writes, &stack);
+		if (!l && mode == INSN_MODE_64 && rsp_known && (l = near_ret(bytes + pos, len - pos))) {
+			/* Its target is on the stack, which no instruction before it wrote. */
+			b->ret = true;
+			b->ret_pop = popped;
+			b->ntargets = 1;
+			b->branch = true;
+			b->off[++b->n] = (uint16_t)(pos + l);
+			return b->n;
+		}
 		if (!l) {
 			/* 16-bit code wraps IP at 64 KiB: its targets are left to the stepper. */
 			l = mode == INSN_MODE_16 ? 0 : direct_branch(bytes + pos, len - pos, rel, &nt);
@@ -303,8 +341,27 @@ unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enu
 		}
 		pos += l;
 		b->off[++b->n] = (uint16_t)pos;
+		if (stack < 0)
+			rsp_known = false;
+		else
+			popped += (unsigned)stack;
 	}
 	return b->n;
+}
+
+bool step_block_ret_target(struct step_block *b, uint64_t to)
+{
+	uint64_t last = b->start + b->off[b->n - 1];
+
+	if (to > b->start && to <= last) {
+		b->n--;
+		b->branch = b->ret = false;
+		b->ntargets = 0;
+		return false;
+	}
+	b->loops = to == b->start;
+	b->target[0] = to;
+	return true;
 }
 
 bool step_block_retired(const struct step_block *b, uint64_t rip, bool rf, unsigned *insns,

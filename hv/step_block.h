@@ -27,6 +27,8 @@ struct step_block {
 	uint16_t off[BLOCK_MAX + 1];
 	bool branch;		/* instruction n - 1 is a direct branch */
 	bool loops;		/* one of its targets is the block's start: enter with RF set */
+	bool ret;		/* the branch is a near RET: its target is the caller's to read */
+	unsigned ret_pop;	/* at RSP + ret_pop at the block's start (64-bit mode) */
 	unsigned ntargets;	/* 1 (JMP, CALL) or 2 (conditional: fall-through, taken) */
 	uint64_t target[2];
 };
@@ -38,6 +40,12 @@ struct step_block {
  */
 unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enum insn_mode mode,
 			   unsigned max, struct step_block *b);
+
+/*
+ * A block ending in a near RET: `to` is the return address read at RSP + ret_pop. False when
+ * the target is inside the block: the RET is dropped from it (to be stepped).
+ */
+bool step_block_ret_target(struct step_block *b, uint64_t to);
 
 /*
  * The block stopped with the guest at rip, RFLAGS.RF = rf: how many of its instructions

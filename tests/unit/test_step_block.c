@@ -196,13 +196,14 @@ static void test_lengths(void)
 	for (unsigned i = 0; i < sizeof(encs) / sizeof(encs[0]); i++) {
 		const struct enc *e = &encs[i];
 		bool writes;
-		unsigned got = plain_len(e->bytes, e->len, e->mode, &writes);
+		int stack;
+		unsigned got = plain_len(e->bytes, e->len, e->mode, &writes, &stack);
 
 		check(got == e->plain_len, "%s (mode %d): length %u (want %u)", e->text, e->mode,
 		      got, e->plain_len);
 		/* One byte short: never a length past what was fetched. */
 		if (e->plain_len)
-			check(!plain_len(e->bytes, e->len - 1, e->mode, &writes),
+			check(!plain_len(e->bytes, e->len - 1, e->mode, &writes, &stack),
 			      "%s: truncated, not plain", e->text);
 	}
 }
@@ -242,7 +243,9 @@ static void test_writes(void)
 		uint8_t b[16] = { 0 };
 
 		memcpy(b, w[i].bytes, w[i].n);
-		plain_len(b, sizeof(b), INSN_MODE_64, &writes);
+		int stack;
+
+		plain_len(b, sizeof(b), INSN_MODE_64, &writes, &stack);
 		/* A3 with its 8-byte address is 9 bytes: the row above is cut to say it is plain. */
 		if (w[i].bytes[0] == 0xa3)
 			continue;
@@ -252,8 +255,10 @@ static void test_writes(void)
 	{
 		static const uint8_t mov_moffs[] = { 0xa3, 1, 2, 3, 4, 5, 6, 7, 8 };
 		bool writes = false;
+		int stack;
 
-		check(plain_len(mov_moffs, sizeof(mov_moffs), INSN_MODE_64, &writes) == 9 && writes,
+		check(plain_len(mov_moffs, sizeof(mov_moffs), INSN_MODE_64, &writes, &stack) == 9 &&
+		      writes,
 		      "movabs %%eax,moffs64: 9 bytes, writes memory");
 	}
 }
@@ -305,8 +310,8 @@ static void test_branch_first(void)
 	      "at its target: 1 retired, a branch");
 	check(step_block_retired(&b, RIP, false, &insns, &br) && insns == 0,
 	      "still at it: nothing retired");
-	check(!step_block_decode(ret, sizeof(ret), RIP, INSN_MODE_64, BLOCK_MAX, &b),
-	      "RET first: stepped (no known target)");
+	check(step_block_decode(ret, sizeof(ret), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 1 &&
+	      b.ret && b.ret_pop == 0, "RET first: a block of one, its target at RSP");
 	check(step_block_decode(jmp_self, sizeof(jmp_self), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 1 &&
 	      b.loops && b.target[0] == RIP, "JMP to itself: a looping block of 1");
 	check(step_block_decode(call, sizeof(call), RIP, INSN_MODE_32, BLOCK_MAX, &b) == 1 &&
@@ -362,6 +367,42 @@ static void test_across_pages(void)
 	      "an exit on the second page: 1 retired");
 }
 
+/* RET ends a block with its target from the stack, when nothing before it moved RSP but POPs. */
+static void test_ret(void)
+{
+	/* pop %rbx; pop %r12; ret */
+	static const uint8_t pops_ret[] = { 0x5b, 0x41, 0x5c, 0xc3 };
+	/* add $8,%rsp; ret */
+	static const uint8_t add_rsp_ret[] = { 0x48, 0x83, 0xc4, 0x08, 0xc3 };
+	/* mov %rax,%rsp; ret */
+	static const uint8_t mov_rsp_ret[] = { 0x48, 0x89, 0xc4, 0xc3 };
+	/* pop %rsp; ret */
+	static const uint8_t pop_rsp_ret[] = { 0x5c, 0xc3 };
+	/* xor %eax,%eax; repz ret */
+	static const uint8_t repz_ret[] = { 0x31, 0xc0, 0xf3, 0xc3 };
+	struct step_block b;
+	unsigned insns, br;
+
+	check(step_block_decode(pops_ret, sizeof(pops_ret), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 3 &&
+	      b.ret && b.ret_pop == 16 && b.branch && b.ntargets == 1 && b.off[3] == 4,
+	      "POP, POP r12, RET: the return address 16 bytes up the stack");
+	check(step_block_ret_target(&b, 0x500000) && b.target[0] == 0x500000 && !b.loops &&
+	      step_block_retired(&b, 0x500000, false, &insns, &br) && insns == 3 && br == 1,
+	      "at the return address: 3 retired, 1 branch");
+	check(!step_block_ret_target(&b, RIP + 1) && b.n == 2 && !b.branch,
+	      "a return into the block: the RET is left to the stepper");
+	check(step_block_decode(add_rsp_ret, sizeof(add_rsp_ret), RIP, INSN_MODE_64, BLOCK_MAX,
+				&b) == 1 && !b.ret, "ADD to RSP before RET: RET stepped");
+	check(step_block_decode(mov_rsp_ret, sizeof(mov_rsp_ret), RIP, INSN_MODE_64, BLOCK_MAX,
+				&b) == 1 && !b.ret, "MOV to RSP before RET: RET stepped");
+	check(step_block_decode(pop_rsp_ret, sizeof(pop_rsp_ret), RIP, INSN_MODE_64, BLOCK_MAX,
+				&b) == 1 && !b.ret, "POP RSP before RET: RET stepped");
+	check(step_block_decode(repz_ret, sizeof(repz_ret), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 2 &&
+	      b.ret && b.ret_pop == 0 && b.off[2] == 4, "REPZ RET");
+	check(!step_block_decode(repz_ret + 2, 2, RIP, INSN_MODE_32, BLOCK_MAX, &b),
+	      "32-bit code: RET stepped");
+}
+
 int main(void)
 {
 	test_lengths();
@@ -371,5 +412,6 @@ int main(void)
 	test_inner_target();
 	test_block_ends();
 	test_across_pages();
+	test_ret();
 	return unit_summary();
 }
