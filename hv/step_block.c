@@ -22,10 +22,13 @@ enum {
 	P_GROUP		= 1 << 10,	/* ModRM.reg picks the form: see group_ok() */
 	P_MEMONLY	= 1 << 11,	/* #UD with a register operand (LEA) */
 	P_OK		= 1 << 12,
+	P_SSE		= 1 << 13,	/* 66, F2, F3 select the form (SDM Vol. 2A 2.1.1): any */
 };
 
 #define ALU_RM		(P_OK | P_MODRM | P_WRITE_RM)	/* op r/m, reg */
 #define ALU_R		(P_OK | P_MODRM)		/* op reg, r/m */
+#define SSE_R		(P_OK | P_MODRM | P_SSE)	/* SSE/MMX op xmm, xmm/m */
+#define SSE_RM		(P_OK | P_MODRM | P_SSE | P_WRITE_RM)	/* a store to xmm/m */
 
 /* One-byte opcodes a block may hold (0 = not plain). */
 static const uint16_t map1[256] = {
@@ -77,8 +80,25 @@ static const uint16_t map1[256] = {
 	[0xfe] = P_OK | P_MODRM | P_GROUP, [0xff] = P_OK | P_MODRM | P_GROUP,
 };
 
-/* Two-byte opcodes (0F xx) a block may hold. */
+/*
+ * Two-byte opcodes (0F xx) a block may hold: the integer ones above, and the legacy-encoded
+ * SSE/SSE2 and MMX arithmetic, moves and compares (Vol. 2D table A-3), whose prefixes pick
+ * the form but never the length; not MASKMOVQ/MASKMOVDQU (F7), which store at RDI.
+ */
 static const uint16_t map2[256] = {
+	[0x10] = SSE_R, [0x11] = SSE_RM, [0x12] = SSE_R, [0x13] = SSE_RM,
+	[0x14] = SSE_R, [0x15] = SSE_R, [0x16] = SSE_R, [0x17] = SSE_RM,
+	[0x28] = SSE_R, [0x29] = SSE_RM, [0x2a] = SSE_R, [0x2b] = SSE_RM,
+	[0x2c ... 0x2f] = SSE_R,
+	[0x50 ... 0x6f] = SSE_R,
+	[0x70] = SSE_R | P_IMM8, [0x71 ... 0x73] = SSE_R | P_IMM8,
+	[0x74 ... 0x76] = SSE_R,
+	[0x7e] = SSE_RM, [0x7f] = SSE_RM,
+	[0xae] = P_OK | P_MODRM | P_GROUP,			/* LFENCE, MFENCE, SFENCE */
+	[0xb8] = SSE_R,						/* POPCNT (F3) */
+	[0xc2] = SSE_R | P_IMM8, [0xc6] = SSE_R | P_IMM8,
+	[0xd1 ... 0xd5] = SSE_R, [0xd6] = SSE_RM, [0xd7 ... 0xe6] = SSE_R,
+	[0xe7] = SSE_RM, [0xe8 ... 0xf6] = SSE_R, [0xf8 ... 0xfe] = SSE_R,
 	[0x1f] = P_OK | P_MODRM,				/* NOP r/m */
 	[0x31] = P_OK,						/* RDTSC (offset, no exit) */
 	[0x40 ... 0x4f] = ALU_R,				/* CMOVcc */
@@ -90,7 +110,7 @@ static const uint16_t map2[256] = {
 	[0xb0] = ALU_RM, [0xb1] = ALU_RM,			/* CMPXCHG */
 	[0xb6] = ALU_R, [0xb7] = ALU_R, [0xbe] = ALU_R, [0xbf] = ALU_R,	/* MOVZX, MOVSX */
 	[0xba] = P_OK | P_MODRM | P_IMM8 | P_GROUP,		/* BT/BTS/BTR/BTC imm8 */
-	[0xbc] = ALU_R, [0xbd] = ALU_R,				/* BSF, BSR */
+	[0xbc] = SSE_R, [0xbd] = SSE_R,				/* BSF/TZCNT, BSR/LZCNT */
 	[0xc0] = ALU_RM, [0xc1] = ALU_RM,			/* XADD */
 	[0xc8 ... 0xcf] = P_OK,					/* BSWAP */
 };
@@ -99,6 +119,8 @@ static const uint16_t map2[256] = {
 static bool group_ok(unsigned map, uint8_t op, unsigned reg, bool *write_rm)
 {
 	*write_rm = false;
+	if (map == 2 && op == 0xae)	/* register forms /5 /6 /7: the fences; the rest XSAVE... */
+		return reg >= 5;
 	if (map == 2)			/* 0F BA: /4 BT reads, /5-/7 write, /0-/3 #UD */
 		return reg >= 4 && ((*write_rm = reg >= 5), true);
 	switch (op) {
@@ -202,7 +224,7 @@ static unsigned plain_len(const uint8_t *b, unsigned avail, enum insn_mode mode,
 		return 0;
 	/* F2/F3 only as REP of a string instruction, or PAUSE (F3 90); elsewhere they make
 	 * another instruction (POPCNT, TZCNT, SSE). */
-	if (rep && !(f & P_STRING) && !(map == 1 && op == 0x90))
+	if (rep && !(f & (P_STRING | P_SSE)) && !(map == 1 && op == 0x90))
 		return 0;
 	write_rm = f & P_WRITE_RM;
 	if (f & P_MODRM) {
@@ -217,6 +239,9 @@ static unsigned plain_len(const uint8_t *b, unsigned avail, enum insn_mode mode,
 		if (map == 1 && op == 0xff && ((modrm >> 3) & 7) == 6)
 			f |= P_WRITE;
 		if ((f & P_MEMONLY) && (modrm >> 6) == 3)
+			return 0;
+		/* 0F AE with memory is FXSAVE, LDMXCSR, CLFLUSH...: not plain. */
+		if (map == 2 && op == 0xae && (modrm >> 6) != 3)
 			return 0;
 		pos += memory_bytes(b + pos, avail - pos, modrm, asize, &ok);
 		if (!ok)
