@@ -127,6 +127,34 @@ static void frame_clean(const char *what)
 	       (unsigned long long)soft_frame_flags);
 }
 
+static __attribute__((noinline)) void rep_window(struct counts *c)
+{
+	MEASURE(*c, "lea soft_rep_src(%%rip), %%rsi\n\tlea soft_rep_dst(%%rip), %%rdi\n\t"
+		    "mov soft_rep_len(%%rip), %%ecx\n\trep movsb");
+}
+
+static __attribute__((noinline)) void loop_window(struct counts *c)
+{
+	MEASURE(*c, "mov soft_rep_len(%%rip), %%edx\n"
+		    "1:\txor %%eax, %%eax\n\tadd $1, %%esi\n\tdec %%edx\n\tjnz 1b");
+}
+
+/* A window of size n long enough for exits to split it: it prints how many came around it. */
+static struct counts split_window(void (*window)(struct counts *), uint32_t n, const char *what,
+				  const char *unit)
+{
+	struct counts c;
+	int64_t exits = soft_hypercall(HC_VCPU_EXITS, 0, 0);
+
+	soft_rep_len = n;
+	counting(true);
+	window(&c);
+	counting(false);
+	exits = soft_hypercall(HC_VCPU_EXITS, 0, 0) - exits;
+	printf("soft_count: %s %u %s, %lld VM exits around it\n", what, n, unit, (long long)exits);
+	return c;
+}
+
 /*
  * SDM Vol. 3B 20.2.1.2 (Instructions Retired): counted at the retirement of an instruction's
  * last micro-op, so a REP string instruction is one instruction however many iterations, and
@@ -135,17 +163,8 @@ static void frame_clean(const char *what)
  */
 static __attribute__((noinline)) void case_rep(uint32_t len)
 {
-	struct counts c;
-	int64_t exits = soft_hypercall(HC_VCPU_EXITS, 0, 0);
+	struct counts c = split_window(rep_window, len, "rep movsb of", "bytes");
 
-	soft_rep_len = len;
-	counting(true);
-	MEASURE(c, "lea soft_rep_src(%%rip), %%rsi\n\tlea soft_rep_dst(%%rip), %%rdi\n\t"
-		   "mov soft_rep_len(%%rip), %%ecx\n\trep movsb");
-	counting(false);
-	exits = soft_hypercall(HC_VCPU_EXITS, 0, 0) - exits;
-	printf("soft_count: rep movsb of %u bytes, %lld VM exits around it\n", len,
-	       (long long)exits);
 	judge("rep movsb: one instruction", c, 4, 0);
 	report(soft_rep_dst[len - 1] == soft_rep_src[len - 1], "rep movsb: copied");
 }
@@ -251,16 +270,8 @@ static __attribute__((noinline)) void case_smc(void)
 /* A loop long enough for slice ends (exits) at every point of it, its start among them. */
 static __attribute__((noinline)) void case_loop(uint32_t turns)
 {
-	struct counts c;
-	int64_t exits = soft_hypercall(HC_VCPU_EXITS, 0, 0);
+	struct counts c = split_window(loop_window, turns, "loop of", "turns");
 
-	soft_rep_len = turns;
-	counting(true);
-	MEASURE(c, "mov soft_rep_len(%%rip), %%edx\n"
-		   "1:\txor %%eax, %%eax\n\tadd $1, %%esi\n\tdec %%edx\n\tjnz 1b");
-	counting(false);
-	exits = soft_hypercall(HC_VCPU_EXITS, 0, 0) - exits;
-	printf("soft_count: loop of %u turns, %lld VM exits around it\n", turns, (long long)exits);
 	judge("a loop of 4 (an exit anywhere in it)", c, 1 + 4 * turns, turns);
 }
 
