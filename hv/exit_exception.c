@@ -29,7 +29,10 @@ void exit_exception(struct vcpu *v, uint64_t qual)
 	}
 	/* Give the guest its own exception back, as it would have been delivered (SDM Vol. 3C 27.6.1). */
 	if (vector == 1)
-		__asm__ volatile("mov %0, %%dr6" : : "r"(qual | 0xFFFF0FF0ull));
+		dr_reflect_db(v, qual, v->step.bp_slots);
+	/* A #PF exit leaves CR2 alone: the faulting address is the qualification (SDM Vol. 3C 28.2.1). */
+	if (vector == 14)
+		v->cr2 = qual;
 	if (info & INTR_INFO_DELIVER_ERROR)
 		vmwrite(VMCS_ENTRY_EXC_ERROR, vmread(VMCS_EXIT_INTR_ERROR));
 	vmwrite(VMCS_ENTRY_INSN_LEN, vmread(VMCS_EXIT_INSN_LEN));

@@ -2,6 +2,7 @@
 #include "lib/cpu.h"
 #include "lib/printk.h"
 #include "hv/domain.h"
+#include "hv/exit_dr.h"
 #include "hv/guest_mem.h"
 #include "hv/step.h"
 #include "hv/vcpu.h"
@@ -10,10 +11,15 @@
 
 #define RFLAGS_TF	(1ull << 8)
 #define RFLAGS_RF	(1ull << 16)
-#define DB_B0		(1ull << 0)	/* exit qualification of a #DB exit: DR6 layout (SDM Vol. 3C 28.2.1) */
-#define DB_BS		(1ull << 14)
-#define DR7_L0		(1ull << 0)
+#define DB_BS		(1ull << 14)	/* exit qualification of a #DB exit: DR6 layout (SDM Vol. 3C 28.2.1) */
 #define EXC_DB		1
+/*
+ * While counting, every exception the guest raises exits, so that none reaches a handler that
+ * would run unseen (it is reflected, and the handler's entry caught like an injected event's);
+ * not #BP and #OF, which INT3 and INTO raise as instructions the stepper already follows, nor #MC.
+ */
+#define STEP_EXCEPTIONS	(0xFFFFFFFFu & ~(1u << 3 | 1u << 4 | 1u << 18))
+#define INTR_BLOCKING	3u	/* STI and MOV SS blocking (SDM Vol. 3C 25.4.2, table 25-3) */
 #define MSR_LSTAR	0xC0000082
 
 static enum soft_mode soft_mode(void)
@@ -57,20 +63,30 @@ static bool idt_handler(struct vcpu *v, uint8_t vector, uint64_t *la)
 	return true;
 }
 
-/* An instruction breakpoint (DR0, execute, SDM Vol. 3A 18.2.4) where TF-less code begins. */
-static void arm_breakpoint(struct vcpu *v, uint64_t la, enum step_bp why)
+/*
+ * An instruction breakpoint (execute, SDM Vol. 3A 18.2.4) at la, in a debug-register slot the
+ * guest's own breakpoints leave free (hv/exit_dr.c keeps the guest's). False: none is free.
+ */
+static bool arm(struct vcpu *v, uint64_t la, enum step_bp why)
 {
-	__asm__ volatile("mov %0, %%dr0" : : "r"(la));
-	vmwrite(VMCS_GUEST_DR7, 0x400 | DR7_L0);
-	v->step.bp = why;
+	struct vcpu_step *s = &v->step;
+	unsigned free = dr_free_slots(v) & ~s->bp_slots, k;
+
+	if (!free)
+		return false;
+	k = __builtin_ctz(free);
+	dr_set_slot(k, la);
+	s->bp_slots |= 1u << k;
+	s->bp_dr7 |= 1ull << (2 * k);
+	s->bp = why;
+	return true;
 }
 
 static void disarm_breakpoint(struct vcpu *v)
 {
-	if (v->step.bp == STEP_BP_NONE)
-		return;
-	vmwrite(VMCS_GUEST_DR7, 0x400);
 	v->step.bp = STEP_BP_NONE;
+	v->step.bp_slots = 0;
+	v->step.bp_dr7 = 0;
 }
 
 static void set_tf(bool on)
@@ -82,7 +98,8 @@ static void set_tf(bool on)
 
 static void start(struct vcpu *v)
 {
-	vmwrite(VMCS_EXCEPTION_BITMAP, vmread(VMCS_EXCEPTION_BITMAP) | (1u << EXC_DB));
+	v->step.exc_saved = vmread(VMCS_EXCEPTION_BITMAP);
+	vmwrite(VMCS_EXCEPTION_BITMAP, v->step.exc_saved | STEP_EXCEPTIONS);
 	v->step.active = true;
 }
 
@@ -97,7 +114,8 @@ static void clear_pending_step(void)
 
 static void stop(struct vcpu *v)
 {
-	vmwrite(VMCS_EXCEPTION_BITMAP, vmread(VMCS_EXCEPTION_BITMAP) & ~(1u << EXC_DB));
+	/* #DB stays intercepted: the guest's DR6 is a shadow (hv/exit_dr.c). */
+	vmwrite(VMCS_EXCEPTION_BITMAP, v->step.exc_saved | 1u << EXC_DB);
 	set_tf(false);
 	clear_pending_step();
 	disarm_breakpoint(v);
@@ -105,7 +123,105 @@ static void stop(struct vcpu *v)
 	v->step.insn_valid = false;
 }
 
-void step_before_entry(struct vcpu *v)
+/* Up to BLOCK_BYTES code bytes at linear address la; fewer where the next page is not there. */
+static unsigned fetch_block(struct vcpu *v, uint64_t la, uint8_t *bytes)
+{
+	unsigned first = 4096 - (la & 0xFFF);
+	struct gpt_result res;
+
+	if (first >= BLOCK_BYTES)
+		first = BLOCK_BYTES;
+	if (guest_read(v, bytes, la, first, GPT_FETCH, &res) != GPT_OK)
+		return 0;
+	if (first == BLOCK_BYTES ||
+	    guest_read(v, bytes + first, la + first, BLOCK_BYTES - first, GPT_FETCH, &res) != GPT_OK)
+		return first;
+	return BLOCK_BYTES;
+}
+
+/*
+ * A block ending in RET: its target is the return address on the stack, which nothing in the
+ * block before it wrote (stores end blocks). False when no block is left without the RET.
+ */
+static bool ret_target(struct vcpu *v, struct step_block *b)
+{
+	uint64_t la = vmread(VMCS_GUEST_SS_BASE) + vmread(VMCS_GUEST_RSP) + b->ret_pop, to;
+	struct gpt_result res;
+
+	if (guest_read(v, &to, la, sizeof(to), GPT_READ, &res) == GPT_OK)
+		return step_block_ret_target(b, to) || b->n;
+	b->n--;
+	b->branch = b->ret = false;
+	return b->n;
+}
+
+/*
+ * Lets the guest run the straight-line code at RIP with TF clear, up to one instruction
+ * breakpoint per place it can leave by (SDM Vol. 3A 18.2.4: execute, length 0): the block's
+ * end, or a final direct branch's targets. False: the instruction at RIP must be stepped.
+ */
+static bool start_block(struct vcpu *v)
+{
+	struct vcpu_step *s = &v->step;
+	uint8_t bytes[BLOCK_BYTES];
+	uint64_t rip, cs_base, room;
+	unsigned cpl, len, max;
+
+	/* An interrupt shadow must end with the next instruction's trap, as stepping gives it. */
+	if (vmread(VMCS_GUEST_INTERRUPTIBILITY) & INTR_BLOCKING)
+		return false;
+	cpl = vcpu_cpl();
+	room = pmu_step_room(v, cpl);
+	if (!room)
+		return false;
+	max = room < BLOCK_MAX ? (unsigned)room : BLOCK_MAX;
+	rip = vmread(VMCS_GUEST_RIP);
+	cs_base = vmread(VMCS_GUEST_CS_BASE);
+	len = fetch_block(v, rip + cs_base, bytes);
+	if (!step_block_decode(bytes, len, rip, guest_code_mode(), max, &s->block))
+		return false;
+	if (s->block.ret && !ret_target(v, &s->block))
+		return false;
+	if (s->block.branch) {
+		for (unsigned t = 0; t < s->block.ntargets; t++) {
+			if (!arm(v, s->block.target[t] + cs_base, STEP_BP_BLOCK)) {
+				disarm_breakpoint(v);
+				return false;
+			}
+		}
+	} else if (!arm(v, rip + s->block.off[s->block.n] + cs_base, STEP_BP_BLOCK)) {
+		return false;
+	}
+	/* Its start is a target too: RF keeps the breakpoint there from firing now (18.3.1.1). */
+	if (s->block.loops)
+		vmwrite(VMCS_GUEST_RFLAGS, vmread(VMCS_GUEST_RFLAGS) | RFLAGS_RF);
+	s->block_on = true;
+	s->block_cpl = cpl;
+	return true;
+}
+
+/* The block ran up to the exit: what retired of it is told by where the guest is now. */
+static void end_block(struct vcpu *v)
+{
+	struct vcpu_step *s = &v->step;
+	uint64_t rip = vmread(VMCS_GUEST_RIP);
+	bool rf = vmread(VMCS_GUEST_RFLAGS) & RFLAGS_RF;
+	unsigned insns, branches;
+
+	s->block_on = false;
+	if (!step_block_retired(&s->block, rip, rf, &insns, &branches) && !s->block_lost_said) {
+		s->block_lost_said = true;
+		pr_warn("[%s] vcpu %u: soft PMU: exit at rip %lx, inside no instruction of the "
+			"block at %lx: counted %u\n", v->dom->cfg.name, v->id, rip, s->block.start,
+			insns);
+	}
+	s->blocks++;
+	s->block_insns += insns;
+	if (insns)
+		pmu_retired_block(v, insns, branches, s->block_cpl);
+}
+
+static void plan_entry(struct vcpu *v)
 {
 	struct vcpu_step *s = &v->step;
 	uint8_t bytes[INSN_MAX_LEN];
@@ -119,18 +235,23 @@ void step_before_entry(struct vcpu *v)
 	}
 	if (!s->active)
 		start(v);
-	set_tf(true);
 	disarm_breakpoint(v);
 	s->insn_valid = false;
 	/* An injected event's handler starts with TF clear (SDM Vol. 3A 6.12.1.3): catch its entry. */
 	if (vmread(VMCS_ENTRY_INTR_INFO) & INTR_INFO_VALID) {
 		uint32_t info = vmread(VMCS_ENTRY_INTR_INFO);
 
+		set_tf(true);
 		s->bp_error_code = info & INTR_INFO_DELIVER_ERROR;
 		if (idt_handler(v, info & 0xFF, &target))
-			arm_breakpoint(v, target, STEP_BP_EVENT);
+			arm(v, target, STEP_BP_EVENT);
 		return;
 	}
+	if (start_block(v)) {
+		set_tf(false);
+		return;
+	}
+	set_tf(true);
 	n = guest_fetch_insn(v, bytes);
 	soft_classify(bytes, n, soft_mode(), &s->insn);
 	s->insn_valid = true;
@@ -139,15 +260,24 @@ void step_before_entry(struct vcpu *v)
 	if (!s->insn.clears_tf)
 		return;
 	if (s->insn.target == SOFT_TGT_LSTAR)
-		arm_breakpoint(v, rdmsr(MSR_LSTAR), STEP_BP_INSN);
+		arm(v, rdmsr(MSR_LSTAR), STEP_BP_INSN);
 	else if (s->insn.target == SOFT_TGT_IDT && idt_handler(v, s->insn.vector, &target))
-		arm_breakpoint(v, target, STEP_BP_INSN);
+		arm(v, target, STEP_BP_INSN);
+}
+
+void step_before_entry(struct vcpu *v)
+{
+	plan_entry(v);
+	dr_before_entry(v, v->step.bp_dr7);
 }
 
 void step_on_exit(struct vcpu *v)
 {
-	if (v->step.active)
-		clear_pending_step();
+	if (!v->step.active)
+		return;
+	clear_pending_step();
+	if (v->step.block_on)
+		end_block(v);
 }
 
 /* Clears TF in the guest byte at linear address la + 1 (TF is bit 8 of any flags image). */
@@ -193,14 +323,22 @@ bool step_handle_db(struct vcpu *v, uint64_t qual)
 	if (!s->active)
 		return false;
 	clear_pending_step();
-	if ((qual & DB_BS) && s->insn_valid) {
+	if ((qual & DB_BS) && s->insn_valid && s->insn.rep_string &&
+	    vmread(VMCS_GUEST_RIP) == s->insn_rip) {
+		/*
+		 * One iteration of a REP string instruction: it retires once, after its last, as
+		 * INST_RETIRED counts instructions (SDM Vol. 2B REP: RIP stays on it until then).
+		 */
+	} else if ((qual & DB_BS) && s->insn_valid) {
 		s->steps++;
 		pmu_retired(v, &s->insn, s->insn_cpl);
 		/* After MOV SS / POP SS the trap waits one more instruction (SDM Vol. 3A 6.8.3). */
 		if (s->insn.ss_shadow)
 			pmu_retired(v, (const struct soft_insn *)0, s->insn_cpl);
 		hide_tf(v);
-	} else if ((qual & DB_B0) && s->bp != STEP_BP_NONE) {
+	} else if ((qual & s->bp_slots) && s->bp == STEP_BP_BLOCK) {
+		/* A block's breakpoint: step_on_exit counted the block. */
+	} else if ((qual & s->bp_slots) && s->bp != STEP_BP_NONE) {
 		/* The TF-clearing instruction (not an injected event) retired on its way here. */
 		if (s->bp == STEP_BP_INSN && s->insn_valid) {
 			pmu_retired(v, &s->insn, s->insn_cpl);

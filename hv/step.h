@@ -5,15 +5,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hv/step_block.h"
 #include "pmu/pmu.h"
 
 struct vcpu;
 
-/* Why the debug breakpoint (DR0) is armed: a TF-clearing instruction, or an injected event. */
+/* Why the debug breakpoints are armed: a TF-clearing instruction, an injected event, a block's end. */
 enum step_bp {
 	STEP_BP_NONE,
 	STEP_BP_INSN,
 	STEP_BP_EVENT,
+	STEP_BP_BLOCK,
 };
 
 struct vcpu_step {
@@ -25,8 +27,18 @@ struct vcpu_step {
 	uint64_t insn_rip;
 	enum step_bp bp;
 	bool bp_error_code;	/* STEP_BP_EVENT: the event pushes an error code */
+	unsigned bp_slots;	/* the debug-register slots (bit k: DRk) its breakpoints are in */
+	uint64_t bp_dr7;	/* their DR7 enable bits */
 	uint64_t steps;		/* instructions retired by single steps */
 	uint64_t exits;		/* #DB exits that were the stepping's own */
+	/* Basic-block counting: the guest runs `block` with TF clear up to a breakpoint. */
+	bool block_on;		/* entered with block armed; counted at the next exit */
+	unsigned block_cpl;
+	struct step_block block;
+	uint64_t blocks;	/* blocks run */
+	uint64_t block_insns;	/* instructions retired in blocks */
+	bool block_lost_said;	/* an exit at a RIP no block can stop at was reported */
+	uint32_t exc_saved;	/* the exception bitmap before stepping started */
 };
 
 /* Before every VM entry: start, keep or stop stepping and classify the next instruction. */

@@ -61,12 +61,13 @@ static void write_controls(struct vcpu *v)
 	 */
 	vmwrite(VMCS_CPU_CTLS, ctl(c->procbased, CPU_HLT_EXITING | CPU_UNCOND_IO_EXITING |
 				   CPU_USE_MSR_BITMAPS | CPU_RDPMC_EXITING | CPU_TSC_OFFSETTING |
+				   CPU_MOV_DR_EXITING |
 				   CPU_MWAIT_EXITING | CPU_MONITOR_EXITING | CPU_SECONDARY_CTLS |
 				   CPU_CR8_LOAD_EXITING | CPU_CR8_STORE_EXITING));
 	if (cpuid(0x80000001, 0).edx & (1u << 27))
 		cpu2 |= CPU2_ENABLE_RDTSCP;
 	vmwrite(VMCS_CPU2_CTLS, ctl(c->procbased2, cpu2));
-	/* DR7 and DEBUGCTL are guest state: the stepper's breakpoints (hv/step.c) live in them. */
+	/* DR7 and DEBUGCTL are guest state; DR0-DR3/DR6 are per VCPU by MOV DR exits (exit_dr.c). */
 	vmwrite(VMCS_EXIT_CTLS, ctl(c->exit, EXIT_HOST_ADDR_SPACE_SIZE | EXIT_ACK_INTR_ON_EXIT |
 				    EXIT_SAVE_EFER | EXIT_LOAD_EFER | EXIT_SAVE_PAT | EXIT_LOAD_PAT |
 				    EXIT_SAVE_DEBUG | EXIT_SAVE_PREEMPTION_TIMER));

@@ -7,6 +7,7 @@
 
 #include "lib/spinlock.h"
 #include "hv/ept.h"
+#include "hv/exit_dr.h"
 #include "hv/step.h"
 #include "hv/vapic.h"
 #include "hv/vmx_defs.h"
@@ -81,6 +82,7 @@ struct vcpu {
 	/* The virtual PMU and, for the soft backend, the single-stepping that feeds it. */
 	struct pmu_vcpu pmu;
 	struct vcpu_step step;
+	struct vcpu_debug debug;	/* its DR0-DR3, DR6, DR7 (hv/exit_dr.c) */
 	uint64_t pmu_run_limit;		/* host TSC ticks the next guest run may last (0: no limit) */
 	/* VM-entry/VM-exit MSR-load lists of one entry each (SDM Vol. 3C 25.7.2: 16-byte aligned). */
 	struct vmx_msr_entry msr_entry_load, msr_exit_load;

@@ -116,11 +116,6 @@ void *vcpu_pmu_map_area(struct vcpu *v, uint64_t gpa, unsigned nvcpus, const cha
 	return hva;
 }
 
-unsigned vcpu_pmu_pcpu(struct vcpu *v)
-{
-	return v->pcpu->index;
-}
-
 uint64_t vcpu_pmu_guest_tsc(struct vcpu *v)
 {
 	return sched_guest_tsc(v);

@@ -29,7 +29,6 @@ void hv_pmu_host_lvtpc(uint8_t vector, bool masked);
 bool vcpu_pmu_read_guest(struct vcpu *v, void *dst, uint64_t la, uint64_t len);
 bool vcpu_pmu_write_guest(struct vcpu *v, uint64_t la, const void *src, uint64_t len);
 void *vcpu_pmu_map_area(struct vcpu *v, uint64_t gpa, unsigned nvcpus, const char **why);
-unsigned vcpu_pmu_pcpu(struct vcpu *v);
 uint64_t vcpu_pmu_guest_tsc(struct vcpu *v);
 void vcpu_pmu_raise_vector(struct vcpu *v, uint8_t vector);
 

@@ -23,6 +23,7 @@ void exit_cpuid(struct vcpu *v, uint64_t qual);
 void exit_rdmsr(struct vcpu *v, uint64_t qual);
 void exit_wrmsr(struct vcpu *v, uint64_t qual);
 void exit_cr_access(struct vcpu *v, uint64_t qual);
+void exit_dr_access(struct vcpu *v, uint64_t qual);
 void exit_ept_violation(struct vcpu *v, uint64_t qual);
 void exit_vmcall(struct vcpu *v, uint64_t qual);
 /* The hypercalls that only read the VCPU's state, on the fast path; false: not one of them. */

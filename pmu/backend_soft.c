@@ -115,22 +115,41 @@ static void soft_switch_out(struct vcpu *v)
 	account_hv_time(v, vcpu_pmu_state(v)->entry_cpl);
 }
 
-static void soft_retired(struct vcpu *v, const struct soft_insn *insn, unsigned cpl)
+static void soft_retired_block(struct vcpu *v, uint64_t n, unsigned branches, unsigned cpl)
 {
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 	uint64_t pmi;
 
 	if (!(pv->active & STEP_EVENTS))
 		return;
-	pmi = vpmu_count(&pv->vpmu, VPMU_EV_INSTRUCTIONS, 1, cpl);
+	pmi = vpmu_count(&pv->vpmu, VPMU_EV_INSTRUCTIONS, n, cpl);
 
-	pv_count(v, VPMU_EV_INSTRUCTIONS, 1, cpl);
-	if (insn && insn->branch) {
-		pv_count(v, VPMU_EV_BRANCHES, 1, cpl);
-		pmi |= vpmu_count(&pv->vpmu, VPMU_EV_BRANCHES, 1, cpl);
+	pv_count(v, VPMU_EV_INSTRUCTIONS, n, cpl);
+	if (branches) {
+		pv_count(v, VPMU_EV_BRANCHES, branches, cpl);
+		pmi |= vpmu_count(&pv->vpmu, VPMU_EV_BRANCHES, branches, cpl);
 	}
-	pv->retired++;
+	pv->retired += n;
 	pmu_deliver_overflow(v, pmi);
+}
+
+static void soft_retired(struct vcpu *v, const struct soft_insn *insn, unsigned cpl)
+{
+	soft_retired_block(v, 1, insn && insn->branch, cpl);
+}
+
+/*
+ * How far the stepper may let the guest run unseen: up to the next overflow of an instructions
+ * counter (the block is cut there, so the PMI comes after exactly that instruction; a block
+ * holds one branch at most, at its end, so branch counters need no cut). Not at all while a
+ * paravirtual a-mode counter counts instructions or branches: its page must be current at
+ * every instruction, since a direct read may come at any one.
+ */
+static uint64_t soft_step_room(struct vcpu *v, unsigned cpl)
+{
+	if (pv_active(v) & STEP_EVENTS)
+		return 0;
+	return vpmu_until_overflow(&vcpu_pmu_state(v)->vpmu, VPMU_EV_INSTRUCTIONS, cpl);
 }
 
 const struct pmu_backend_ops pmu_soft_ops = {
@@ -142,4 +161,6 @@ const struct pmu_backend_ops pmu_soft_ops = {
 	.switch_in = soft_switch_in,
 	.switch_out = soft_switch_out,
 	.retired = soft_retired,
+	.retired_block = soft_retired_block,
+	.step_room = soft_step_room,
 };

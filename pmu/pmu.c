@@ -202,6 +202,17 @@ void pmu_retired(struct vcpu *v, const struct soft_insn *insn, unsigned cpl)
 		ops->retired(v, insn, cpl);
 }
 
+void pmu_retired_block(struct vcpu *v, uint64_t n, unsigned branches, unsigned cpl)
+{
+	if (ops && ops->retired_block)
+		ops->retired_block(v, n, branches, cpl);
+}
+
+uint64_t pmu_step_room(struct vcpu *v, unsigned cpl)
+{
+	return ops && ops->step_room ? ops->step_room(v, cpl) : 0;
+}
+
 void pmu_host_pmi(struct vcpu *v)
 {
 	if (ops && ops->host_pmi)

@@ -91,6 +91,10 @@ void pmu_switch_in(struct vcpu *v);
 void pmu_switch_out(struct vcpu *v);
 /* One guest instruction retired at cpl: stepped (insn classified) or emulated (insn NULL). */
 void pmu_retired(struct vcpu *v, const struct soft_insn *insn, unsigned cpl);
+/* A block of n guest instructions retired at cpl, the last `branches` (0 or 1) of them branches. */
+void pmu_retired_block(struct vcpu *v, uint64_t n, unsigned branches, unsigned cpl);
+/* Guest instructions that may retire at cpl before the stepper must see one (0: each one). */
+uint64_t pmu_step_room(struct vcpu *v, unsigned cpl);
 /* The paravirtual PMU's hypercalls (HC_PMU_*). */
 int64_t pmu_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3]);
 /* The backend's live counter values into the vPMU (before PV reads or changes them). */

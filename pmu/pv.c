@@ -7,20 +7,26 @@
 #include "pmu/pv.h"
 #include "lib/inject.h"
 
-#define PV_MAX_PCPUS	8
 /* The vPMU counters i-mode lives in, and the soft physical counters, are 48 bits. */
 #define WIDTH		48
 #define WIDTH_MASK	((1ull << WIDTH) - 1)
 
 /*
  * Where a-mode counter i's physical value is (seed 003 4.2.1). A backend with counter registers
- * reads GP counter i, phys_width bits; one without (hw_phys NULL) has pv.c's soft counters, one
- * set per PCPU: like real counters they count for whichever VCPU runs there and are never saved
- * or restored; Sum/Start make them per thread. Guests read those from the page.
+ * reads GP counter i, phys_width bits; one without (hw_phys NULL) has soft counters, one set
+ * per VCPU (struct pv_domain): unlike real ones shared by a PCPU, they never count another
+ * domain's events, which the page would show. Sum/Start make them per thread. Guests read
+ * them from the page.
  */
 static uint64_t (*hw_phys)(struct vcpu *v, unsigned i);
 static unsigned phys_width = WIDTH;
-static uint64_t soft_phys[PV_MAX_PCPUS][PV_PMU_COUNTERS];
+
+static uint64_t *soft_phys_of(struct vcpu *v)
+{
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+
+	return pv->pd->pv.soft_phys[pv->id];
+}
 
 void pv_init(const struct pmu_backend_ops *ops, unsigned width)
 {
@@ -65,15 +71,15 @@ static int amode_event(struct vcpu *v, uint64_t sel, unsigned cpl)
 	return ev;
 }
 
-/* This PCPU's soft counters, looked up once per switch; NULL with counter registers. */
+/* This VCPU's soft counters, looked up once per switch; NULL with counter registers. */
 static const uint64_t *soft_row(struct vcpu *v)
 {
-	return hw_phys ? (const uint64_t *)0 : soft_phys[vcpu_pmu_pcpu(v)];
+	return hw_phys ? (const uint64_t *)0 : soft_phys_of(v);
 }
 
 static uint64_t phys(struct vcpu *v, unsigned i)
 {
-	return hw_phys ? hw_phys(v, i) : soft_phys[vcpu_pmu_pcpu(v)][i];
+	return hw_phys ? hw_phys(v, i) : soft_phys_of(v)[i];
 }
 
 /* Phys of the counters in mask, indexed by counter: the soft row, or the registers read into buf. */
@@ -86,7 +92,7 @@ static const uint64_t *phys_row(struct vcpu *v, uint64_t mask, uint64_t buf[PV_P
 	return buf;
 }
 
-/* Soft counters: mirrors this PCPU's values (row, from soft_row()) into the guest's page. */
+/* Soft counters: mirrors the VCPU's values (row, from soft_row()) into the page it reads them from. */
 static void publish_row(struct pv_vcpu_area *a, const uint64_t *row)
 {
 	if (!row)
@@ -160,7 +166,7 @@ void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
 		if (hw_phys)
 			a->ctr[i].sum_vcpu += n;
 		else
-			soft_phys[vcpu_pmu_pcpu(v)][i] = (phys(v, i) + n) & WIDTH_MASK;
+			soft_phys_of(v)[i] = (phys(v, i) + n) & WIDTH_MASK;
 		changed = true;
 	}
 	if (changed)

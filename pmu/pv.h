@@ -27,6 +27,11 @@ struct pv_domain {
 	 * programs must not follow it.
 	 */
 	struct pv_control ctl[PV_MAX_VCPUS];
+	/*
+	 * The soft backend's "physical" a-mode counters, one set per VCPU: they count only this
+	 * domain's events, so a page never shows another domain's progress (issue 13).
+	 */
+	uint64_t soft_phys[PV_MAX_VCPUS][PV_PMU_COUNTERS];
 };
 
 /* The backend pmu_init chose, and its physical GP counters' width (pmu_init, once). */

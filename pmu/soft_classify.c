@@ -123,7 +123,7 @@ bool soft_classify(const uint8_t *bytes, unsigned n, enum soft_mode mode, struct
 {
 	unsigned avail = n < SOFT_MAX_LEN ? n : SOFT_MAX_LEN;
 	unsigned pos = 0, map = 1;
-	bool lock = false;
+	bool lock = false, rep = false;
 	uint8_t op, modrm = 0, imm8 = 0;
 	const struct row *r;
 
@@ -134,8 +134,10 @@ bool soft_classify(const uint8_t *bytes, unsigned n, enum soft_mode mode, struct
 		if (pos >= avail)
 			return false;
 		op = bytes[pos++];
-		if (legacy_prefix(op))
+		if (legacy_prefix(op)) {
 			lock |= op == 0xf0;
+			rep |= op == 0xf2 || op == 0xf3;
+		}
 		else if (!(mode == SOFT_MODE_64 && (op & 0xf0) == 0x40))
 			break;
 	}
@@ -149,6 +151,9 @@ bool soft_classify(const uint8_t *bytes, unsigned n, enum soft_mode mode, struct
 	r = find_row(map, op, NULL);
 	if (!r) {
 		out->known = true;
+		/* INS, OUTS, MOVS, CMPS, STOS, LODS, SCAS (SDM Vol. 2B REP/REPE/REPZ/REPNE/REPNZ). */
+		out->rep_string = rep && map == 1 && ((op >= 0x6c && op <= 0x6f) ||
+						      (op >= 0xa4 && op <= 0xa7) || (op >= 0xaa && op <= 0xaf));
 		return true;
 	}
 	if (r->flags & R_MODRM) {

@@ -43,6 +43,9 @@ struct soft_insn {
 	bool ss_shadow;		/* MOV SS / POP SS: no #DB until after the next instruction */
 	uint8_t ss_len;		/* ss_shadow: this instruction's length, to find the next one;
 				 * 0 for MOV SS from memory (would need ModRM/SIB/disp sizing) */
+	bool rep_string;	/* a string instruction with REP/REPE/REPNE: the single-step trap
+				 * comes after each iteration (SDM Vol. 3A 18.3.1.4), with RIP
+				 * still on it until the last */
 };
 
 /*

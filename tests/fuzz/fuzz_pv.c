@@ -76,11 +76,6 @@ void *vcpu_pmu_map_area(struct vcpu *v, uint64_t gpa, unsigned n, const char **w
 	return mem + gpa;
 }
 
-unsigned vcpu_pmu_pcpu(struct vcpu *v)
-{
-	return v->pcpu;
-}
-
 uint64_t vcpu_pmu_guest_tsc(struct vcpu *v)
 {
 	return v->tsc;
@@ -174,7 +169,6 @@ static void reset(struct fz *in)
 {
 	uint8_t b = fz_u8(in);
 
-	memset(soft_phys, 0, sizeof(soft_phys));
 	memset(hw, 0, sizeof(hw));
 	pmu_backend = b % 3;
 	pd = (struct pmu_domain){

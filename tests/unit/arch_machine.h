@@ -104,12 +104,6 @@ void *vcpu_pmu_map_area(struct vcpu *v, uint64_t gpa, unsigned nvcpus, const cha
 	return v->ram + gpa;
 }
 
-unsigned vcpu_pmu_pcpu(struct vcpu *v)
-{
-	(void)v;
-	return 0;
-}
-
 uint64_t vcpu_pmu_guest_tsc(struct vcpu *v)
 {
 	(void)v;

@@ -56,12 +56,6 @@ void *vcpu_pmu_map_area(struct vcpu *v, uint64_t gpa, unsigned nvcpus, const cha
 	return ram + gpa;
 }
 
-unsigned vcpu_pmu_pcpu(struct vcpu *v)
-{
-	(void)v;
-	return 0;
-}
-
 uint64_t vcpu_pmu_guest_tsc(struct vcpu *v)
 {
 	(void)v;
@@ -100,7 +94,6 @@ static int64_t hypercall(unsigned vcpu, uint64_t nr, uint64_t a0, uint64_t a1)
 static struct pv_vcpu_area *set_up(void)
 {
 	memset(ram, 0, sizeof(ram));
-	memset(soft_phys, 0, sizeof(soft_phys));
 	pd = (struct pmu_domain){
 		.cfg = { .enabled = true, .version = 2, .num_gp = 4, .num_fixed = 3, .width = 48 },
 	};
@@ -173,7 +166,7 @@ static void test_read_64_bit_counter(void)
  * The same write aimed at the active control: a guest i-mode value of 32 became
  * active.ncounters, and every later use of amode_mask() shifted by 32 and indexed ctr[],
  * evtsel[] and soft_phys[][] past their 4 entries (UBSan: pv.c pv_active() "index 4 out of
- * bounds for type 'uint64_t[4]'"; pv_count() wrote soft_phys[pcpu][i] for i up to 31).
+ * bounds for type 'uint64_t[4]'"; pv_count() wrote soft_phys[i] for i up to 31).
  * Fixed in 834f1ea.
  */
 static void test_isuspend_into_control(void)

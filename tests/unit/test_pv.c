@@ -36,6 +36,7 @@ struct test_dom {
 
 static struct test_dom dom0, dom1;
 static uint64_t now;	/* the guest TSC, the same for every VCPU */
+static uint64_t phys_base;	/* where a fresh domain's soft counters start */
 
 enum pmu_backend_kind pmu_backend = PMU_BACKEND_SOFT;
 
@@ -71,11 +72,6 @@ void *vcpu_pmu_map_area(struct vcpu *v, uint64_t gpa, unsigned nvcpus, const cha
 		return NULL;
 	}
 	return v->d->ram + gpa;
-}
-
-unsigned vcpu_pmu_pcpu(struct vcpu *v)
-{
-	return v->pcpu;
 }
 
 uint64_t vcpu_pmu_guest_tsc(struct vcpu *v)
@@ -165,16 +161,16 @@ static struct vcpu *fresh_dom(struct test_dom *d, unsigned n)
 		v->pmu.id = k;
 		v->d = d;
 		v->pcpu = k;
+		for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
+			d->pd.pv.soft_phys[k][i] = phys_base;
 	}
 	return d->vcpu;
 }
 
-/* A fresh test: every soft counter at base, the TSC at tsc, no scripts. */
+/* A fresh test: the next domains' soft counters at base, the TSC at tsc, no scripts. */
 static void fresh(uint64_t base, uint64_t tsc)
 {
-	for (unsigned p = 0; p < PV_MAX_PCPUS; p++)
-		for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
-			soft_phys[p][i] = base;
+	phys_base = base;
 	now = tsc;
 	memset(&kcpu, 0, sizeof(kcpu));
 	memset(&ucpu, 0, sizeof(ucpu));
@@ -365,7 +361,7 @@ static void test_scenario(const char *what, uint64_t base, uint64_t tsc, unsigne
 	fresh(base, tsc);
 	v = fresh_dom(&dom0, 1);
 	w = fresh_dom(&dom1, 1);
-	soft_phys[1][0] = (base + TOP / 2 + 12345) & (TOP - 1);	/* PCPU 1's are elsewhere */
+	w->pmu.pd->pv.soft_phys[0][0] = (base + TOP / 2 + 12345) & (TOP - 1);	/* elsewhere */
 	/* Domain 1 ran first on PCPU 0 with its own thread. */
 	check(hc_setup(w) == 0, "%s: domain 1 sets up", what);
 	thread_in(w, &u, &ctl_ab, 9);
@@ -426,8 +422,8 @@ static void test_compensation(void)
 	move(v, 1);
 	run(v, 8);
 	check(hc_resume(v, &ctl_ab) == 0 && area(v)->ctr[0].sum_vcpu == 0 &&
-	      area(v)->ctr[0].start_vcpu == soft_phys[1][0] &&
-	      area(v)->soft_phys[0] == soft_phys[1][0] && area(v)->tsc.sum_vcpu == 0 &&
+	      area(v)->ctr[0].start_vcpu == dom0.pd.pv.soft_phys[0][0] &&
+	      area(v)->soft_phys[0] == dom0.pd.pv.soft_phys[0][0] && area(v)->tsc.sum_vcpu == 0 &&
 	      area(v)->tsc.start_vcpu == now && area(v)->resumes == 2 &&
 	      area(v)->active_seq == 1 && v->reprogrammed == 2,
 	      "RESUME again: Sum_vcpu = 0, Start_vcpu = Phys (published), active_seq unchanged");
@@ -623,7 +619,7 @@ static void test_imode(void)
 	check(p->pmc[1] == TOP - 100 && area(v)->overflow_pending == 2 &&
 	      area(v)->overflows == 1 && v->raised == 0xE0 && !v->pmis && !(p->global_status & 2),
 	      "the 10th overflows: re-armed to ireset, bit 1 pending, the domain's vector");
-	check(soft_phys[0][1] == 0, "the i-mode counter is not counted as an a-mode one");
+	check(dom0.pd.pv.soft_phys[0][1] == 0, "the i-mode counter is not counted as an a-mode one");
 	check_read(&dom0, &t, 40, 0, 40 * TICKS, "a-mode counter 0 counts on beside it");
 	run(v, 8);
 	check(hc(v, HC_PMU_ISUSPEND, SAVE_GPA, 0) == 2, "ISUSPEND returns the pending bit");
@@ -730,6 +726,35 @@ static void test_bad_calls(void)
 	pmu_backend = PMU_BACKEND_SOFT;
 }
 
+/*
+ * Issue 13: a domain's page never shows another domain's events. Domain 1 runs 5000 on v's PCPU
+ * while v is descheduled: v's published soft counters and Phys* are as v left them.
+ */
+static void test_no_leak(void)
+{
+	struct vcpu *v, *w;
+	uint64_t before[PV_PMU_COUNTERS];
+
+	fresh(1000, 0);
+	w = other_dom();
+	v = fresh_dom(&dom0, 1);
+	w->pcpu = v->pcpu;
+	hc_setup(v);
+	hc_resume(v, &ctl_ab);
+	run(v, 40);
+	pv_switch_out(v);
+	memcpy(before, area(v)->soft_phys, sizeof(before));
+	pv_switch_in(w);
+	run(w, 5000);
+	pv_switch_out(w);
+	pv_switch_in(v);
+	check(!memcmp(before, area(v)->soft_phys, sizeof(before)) &&
+	      before[0] == 1040 && before[1] == 1010,
+	      "a neighbour's 5000 instructions do not move the descheduled page (%llu %llu)",
+	      (unsigned long long)area(v)->soft_phys[0], (unsigned long long)area(v)->soft_phys[1]);
+	check(hc(v, HC_PMU_READ, 0, 0) == 40, "nor Phys* (%lld)", (long long)hc(v, HC_PMU_READ, 0, 0));
+}
+
 int main(void)
 {
 	test_wrap_sext();
@@ -752,5 +777,6 @@ int main(void)
 	test_kernel_retry();
 	test_imode();
 	test_bad_calls();
+	test_no_leak();
 	return unit_summary();
 }

@@ -1,0 +1,321 @@
+/* The soft PMU counts as Intel's counters count: REP strings, exceptions, shadows, far branches, SMC. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guest-stub/rt/rt.h"
+#include "guest-stub/lib/report.h"
+#include "guest-stub/tests/soft_guest.h"
+#include "include/perfvisor/hypercall.h"
+#include "include/perfvisor/pmu.h"
+
+/* SDM Vol. 4 table 2-2; Vol. 3B 20.2.1.1 (PERFEVTSELx), table 20-1 (C0H, C4H). */
+#define MSR_PERFEVTSEL0		0x186
+#define MSR_PMC0		0xC1
+#define MSR_GLOBAL_CTRL		0x38F
+#define EVTSEL(ev)		((ev) | 1u << 16 | 1u << 17 | 1u << 22)
+#define EV_INSTRUCTIONS		0xC0
+#define EV_BRANCHES		0xC4
+#define RFLAGS_TF		(1ull << 8)
+/* The counters measured here: 0 and 1 may be the paravirtual a-mode ones (pv=1). */
+#define CTR_INSNS		2
+#define CTR_BRANCHES		3
+
+/* What the handlers below saw, and the far pointer of the far-jump case. */
+volatile uint64_t soft_frame_flags;
+volatile uint32_t soft_rep_len;
+volatile uint8_t soft_far_ptr[6];
+uint8_t soft_rep_src[2 << 20], soft_rep_dst[2 << 20];
+
+/*
+ * Handlers, each a known number of instructions: they record the interrupted RFLAGS from the
+ * frame (SDM Vol. 3A 6.14.2: RIP, CS, RFLAGS, RSP, SS; an error code below for #GP) and skip
+ * the faulting instruction. #UD and #DE: 6 instructions; #GP: 7; #BP: 5; INT 0x40: 1 (IRET).
+ */
+__asm__(".text\n"
+	"soft_ud_entry:\n\t"
+	"push %rax\n\t"
+	"mov 24(%rsp), %rax\n\t"
+	"mov %rax, soft_frame_flags(%rip)\n\t"
+	"pop %rax\n\t"
+	"addq $2, (%rsp)\n\t"		/* UD2 */
+	"iretq\n"
+	"soft_de_entry:\n\t"
+	"push %rax\n\t"
+	"mov 24(%rsp), %rax\n\t"
+	"mov %rax, soft_frame_flags(%rip)\n\t"
+	"pop %rax\n\t"
+	"addq $3, (%rsp)\n\t"		/* DIV %RSI */
+	"iretq\n"
+	"soft_gp_entry:\n\t"
+	"push %rax\n\t"
+	"mov 32(%rsp), %rax\n\t"
+	"mov %rax, soft_frame_flags(%rip)\n\t"
+	"pop %rax\n\t"
+	"add $8, %rsp\n\t"
+	"addq $3, (%rsp)\n\t"		/* MOV (%RAX), %RAX */
+	"iretq\n"
+	"soft_bp_entry:\n\t"
+	"push %rax\n\t"
+	"mov 24(%rsp), %rax\n\t"
+	"mov %rax, soft_frame_flags(%rip)\n\t"
+	"pop %rax\n\t"
+	"iretq\n"
+	"soft_int_entry:\n\t"
+	"iretq\n");
+void soft_ud_entry(void);
+void soft_de_entry(void);
+void soft_gp_entry(void);
+void soft_bp_entry(void);
+void soft_int_entry(void);
+
+struct counts {
+	uint32_t insns, branches;
+};
+
+/*
+ * RDPMC of both counters around `code`. Between the first RDPMC's read and the third's: that
+ * RDPMC (an emulated instruction retires after its read), MOV, MOV, RDPMC, MOV, the code, XOR:
+ * the code's count + 6. Between the second and the fourth, only the code's branches.
+ */
+#define WINDOW_INSNS	6
+#define MEASURE(c, code)							\
+	__asm__ volatile("mov $" STR(CTR_INSNS) ", %%ecx\n\trdpmc\n\tmov %%eax, %%r8d\n\t"	\
+			 "mov $" STR(CTR_BRANCHES) ", %%ecx\n\trdpmc\n\tmov %%eax, %%r9d\n\t"	\
+			 code "\n\t"						\
+			 "mov $" STR(CTR_INSNS) ", %%ecx\n\trdpmc\n\tmov %%eax, %%r10d\n\t"	\
+			 "mov $" STR(CTR_BRANCHES) ", %%ecx\n\trdpmc\n\t"	\
+			 "sub %%r8d, %%r10d\n\tsub %%r9d, %%eax\n\t"		\
+			 "mov %%r10d, %0\n\tmov %%eax, %1"			\
+			 : "=m"((c).insns), "=m"((c).branches)			\
+			 : : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11",	\
+			   "memory", "cc")
+#define STR_(x)		#x
+#define STR(x)		STR_(x)
+
+static bool pv_mode;
+static bool pv_resume(bool on);
+
+/*
+ * Counting runs only around the windows: stepping the printing in between (newlib's printf)
+ * would take long. With pv=1 an a-mode counter runs too, so every instruction is stepped.
+ */
+static void counting(bool on)
+{
+	if (pv_mode && !pv_resume(on))
+		report(false, "RESUME of the a-mode control");
+	rt_wrmsr(MSR_GLOBAL_CTRL, on ? 1u << CTR_INSNS | 1u << CTR_BRANCHES : 0);
+}
+
+/* Judges one window: the code's instructions and branches, as the source says hardware counts. */
+static void judge(const char *what, struct counts c, uint32_t insns, uint32_t branches)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), "%s: instructions", what);
+	report_value(name, c.insns, insns + WINDOW_INSNS);
+	snprintf(name, sizeof(name), "%s: branches", what);
+	report_value(name, c.branches, branches);
+}
+
+static void frame_clean(const char *what)
+{
+	report(!(soft_frame_flags & RFLAGS_TF), "%s: the frame's RFLAGS (%#llx) shows no TF", what,
+	       (unsigned long long)soft_frame_flags);
+}
+
+static __attribute__((noinline)) void rep_window(struct counts *c)
+{
+	MEASURE(*c, "lea soft_rep_src(%%rip), %%rsi\n\tlea soft_rep_dst(%%rip), %%rdi\n\t"
+		    "mov soft_rep_len(%%rip), %%ecx\n\trep movsb");
+}
+
+static __attribute__((noinline)) void loop_window(struct counts *c)
+{
+	MEASURE(*c, "mov soft_rep_len(%%rip), %%edx\n"
+		    "1:\txor %%eax, %%eax\n\tadd $1, %%esi\n\tdec %%edx\n\tjnz 1b");
+}
+
+/* A window of size n long enough for exits to split it: it prints how many came around it. */
+static struct counts split_window(void (*window)(struct counts *), uint32_t n, const char *what,
+				  const char *unit)
+{
+	struct counts c;
+	int64_t exits = soft_hypercall(HC_VCPU_EXITS, 0, 0);
+
+	soft_rep_len = n;
+	counting(true);
+	window(&c);
+	counting(false);
+	exits = soft_hypercall(HC_VCPU_EXITS, 0, 0) - exits;
+	printf("soft_count: %s %u %s, %lld VM exits around it\n", what, n, unit, (long long)exits);
+	return c;
+}
+
+/*
+ * SDM Vol. 3B 20.2.1.2 (Instructions Retired): counted at the retirement of an instruction's
+ * last micro-op, so a REP string instruction is one instruction however many iterations, and
+ * one split by an interrupt (Vol. 2B REP: RIP stays on it, the rest runs on return) is still
+ * one, counted when it completes.
+ */
+static __attribute__((noinline)) void case_rep(uint32_t len)
+{
+	struct counts c = split_window(rep_window, len, "rep movsb of", "bytes");
+
+	judge("rep movsb: one instruction", c, 4, 0);
+	report(soft_rep_dst[len - 1] == soft_rep_src[len - 1], "rep movsb: copied");
+}
+
+/*
+ * Faults delivered by the CPU with no VM exit of their own (#UD, #DE, #GP): the faulting
+ * instruction does not retire (SDM Vol. 3B 20.2.1.2: a fault before the last micro-op's
+ * retirement is not counted); the handler's instructions do, IRETQ among the branches
+ * (BR_INST_RETIRED counts far branches, Vol. 3B table 20-1 and the model tables' FAR_BRANCH);
+ * the frame shows the RFLAGS the guest had, without the stepper's TF.
+ */
+static __attribute__((noinline)) void case_faults(void)
+{
+	struct counts c;
+
+	counting(true);
+	MEASURE(c, "ud2");
+	counting(false);
+	judge("#UD: UD2 not counted, its handler's 6 are", c, 6, 1);
+	frame_clean("#UD");
+	counting(true);
+	MEASURE(c, "xor %%esi, %%esi\n\tdiv %%rsi");
+	counting(false);
+	judge("#DE: XOR, not DIV, then the handler's 6", c, 1 + 6, 1);
+	frame_clean("#DE");
+	counting(true);
+	MEASURE(c, "movabs $0x8000000000000000, %%rax\n\tmov (%%rax), %%rax");
+	counting(false);
+	judge("#GP (non-canonical): MOVABS, not the load, then the handler's 7", c, 1 + 7, 1);
+	frame_clean("#GP");
+}
+
+/*
+ * INT3 and INT n are instructions: each retires, and is a far branch (SDM Vol. 3B table 20-1,
+ * BR_INST_RETIRED; kvm-unit-tests x86/pmu.c counts branches the same way for its loops).
+ */
+static __attribute__((noinline)) void case_traps(void)
+{
+	struct counts c;
+
+	counting(true);
+	MEASURE(c, "int3");
+	counting(false);
+	judge("INT3 and its handler's 5 (IRETQ)", c, 1 + 5, 2);
+	frame_clean("#BP");
+	counting(true);
+	MEASURE(c, "int $0x40");
+	counting(false);
+	judge("INT 0x40 and its IRETQ", c, 2, 2);
+}
+
+/*
+ * Shadows delay interrupts and the single-step trap by one instruction (SDM Vol. 3A 6.8.3,
+ * 18.3.1.4) but every instruction still retires once; PUSHF's image is the guest's own flags.
+ */
+static __attribute__((noinline)) void case_shadows(void)
+{
+	struct counts c;
+
+	counting(true);
+	MEASURE(c, "mov %%ss, %%eax\n\tmov %%eax, %%ss\n\tnop");
+	counting(false);
+	judge("MOV SS shadow: MOV, MOV SS, NOP", c, 3, 0);
+	counting(true);
+	MEASURE(c, "pushf\n\tcli\n\tsti\n\tnop\n\tpopf");
+	counting(false);
+	judge("STI shadow: PUSHF, CLI, STI, NOP, POPF", c, 5, 0);
+	counting(true);
+	MEASURE(c, "pushf\n\tpop %%rax\n\tmov %%rax, soft_frame_flags(%%rip)");
+	counting(false);
+	judge("PUSHF, POP, MOV", c, 3, 0);
+	frame_clean("PUSHF");
+}
+
+/* A far JMP through memory: one instruction, one (far) branch (SDM Vol. 3B table 20-1). */
+static __attribute__((noinline)) void case_far(void)
+{
+	struct counts c;
+
+	counting(true);
+	MEASURE(c, "movl $1f, soft_far_ptr(%%rip)\n\tmov %%cs, %%eax\n\t"
+		   "mov %%ax, soft_far_ptr+4(%%rip)\n\tljmpl *soft_far_ptr(%%rip)\n1:");
+	counting(false);
+	judge("far JMP m16:32: MOVL, MOV, MOV, LJMP", c, 4, 1);
+}
+
+/*
+ * Self-modifying code: the second store turns the 2-byte XCHG %AX,%AX at 1: into two NOPs
+ * before it runs (the first puts it back for the next run). The stepper decodes a block only
+ * up to a store, so the NOPs it counts are the ones that ran: LEA, MOVB, MOVB, NOP, NOP.
+ */
+static __attribute__((noinline)) void case_smc(void)
+{
+	struct counts c;
+
+	counting(true);
+	MEASURE(c, "lea 1f(%%rip), %%rax\n\tmovb $0x66, (%%rax)\n\tmovb $0x90, (%%rax)\n"
+		   "1:\t.byte 0x66, 0x90");
+	counting(false);
+	judge("self-modifying code: the patched instructions count", c, 5, 0);
+}
+
+/* A loop long enough for slice ends (exits) at every point of it, its start among them. */
+static __attribute__((noinline)) void case_loop(uint32_t turns)
+{
+	struct counts c = split_window(loop_window, turns, "loop of", "turns");
+
+	judge("a loop of 4 (an exit anywhere in it)", c, 1 + 4 * turns, turns);
+}
+
+/* A paravirtual a-mode counter of instructions: the stepper then steps every instruction. */
+static uint8_t pv_area[PV_PMU_AREA_STRIDE] __attribute__((aligned(4096)));
+
+static bool pv_resume(bool on)
+{
+	static const struct pv_control c = {
+		.ncounters = 1,
+		.evtsel = { EVTSEL(EV_INSTRUCTIONS) },
+	}, nothing;
+
+	return soft_hypercall(HC_PMU_RESUME, (uintptr_t)(on ? &c : &nothing), 0) == 0;
+}
+
+int main(int argc, char **argv)
+{
+	uint32_t rep_len = soft_arg(argc, argv, "rep", 1000);
+	uint32_t turns = soft_arg(argc, argv, "turns", 1000);
+
+	if (rep_len == 0 || rep_len > sizeof(soft_rep_src))
+		rep_len = sizeof(soft_rep_src);
+	for (uint32_t i = 0; i < rep_len; i += 4096)
+		soft_rep_src[i] = (uint8_t)(i >> 12 | 1);
+	soft_rep_src[rep_len - 1] = 0x5A;
+	rt_idt_set_gate(0, soft_de_entry, 0);
+	rt_idt_set_gate(3, soft_bp_entry, 0);
+	rt_idt_set_gate(6, soft_ud_entry, 0);
+	rt_idt_set_gate(13, soft_gp_entry, 0);
+	rt_idt_set_gate(0x40, soft_int_entry, 0);
+	pv_mode = soft_arg(argc, argv, "pv", 0);
+	if (pv_mode)
+		report(soft_hypercall(HC_PMU_SETUP, (uintptr_t)pv_area, 1) == 0,
+		       "paravirtual PMU set up: windows step every instruction");
+	rt_wrmsr(MSR_GLOBAL_CTRL, 0);
+	rt_wrmsr(MSR_PERFEVTSEL0 + CTR_INSNS, EVTSEL(EV_INSTRUCTIONS));
+	rt_wrmsr(MSR_PERFEVTSEL0 + CTR_BRANCHES, EVTSEL(EV_BRANCHES));
+	case_rep(rep_len);
+	case_faults();
+	case_traps();
+	case_shadows();
+	case_far();
+	case_smc();
+	case_loop(turns);
+	return report_summary();
+}

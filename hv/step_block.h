@@ -1,0 +1,58 @@
+/* Basic blocks for the soft PMU's stepper: straight-line guest code it lets run to a breakpoint. */
+#ifndef PERFVISOR_HV_STEP_BLOCK_H
+#define PERFVISOR_HV_STEP_BLOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hv/insn.h"
+
+/* Instructions in one block at most: the bytes fetched for it stay small. */
+#define BLOCK_MAX	32
+/* Bytes fetched to decode one block. */
+#define BLOCK_BYTES	128
+
+/*
+ * A block: n instructions starting at RIP `start`, which retire in order unless an exit stops
+ * them. off[i] is where instruction i starts (off[n] where the block ends). The last one may be
+ * a direct branch (Jcc, JMP, CALL, LOOP, JrCXZ with a relative target): then `targets` holds
+ * where it can go, outside the block or at its start, so an exit at one of them says the whole
+ * block retired (at the start, when RF says an instruction completed).
+ * Otherwise execution reaches start + off[n], where a breakpoint stops it: the instruction
+ * there is the next block's first, or one the stepper must single-step.
+ */
+struct step_block {
+	uint64_t start;
+	unsigned n;
+	uint16_t off[BLOCK_MAX + 1];
+	bool branch;		/* instruction n - 1 is a direct branch */
+	bool loops;		/* one of its targets is the block's start: enter with RF set */
+	bool ret;		/* the branch is a near RET: its target is the caller's to read */
+	unsigned ret_pop;	/* at RSP + ret_pop at the block's start (64-bit mode) */
+	unsigned ntargets;	/* 1 (JMP, CALL) or 2 (conditional: fall-through, taken) */
+	uint64_t target[2];
+};
+
+/*
+ * Decodes the block at rip from bytes[0..len) (what could be fetched there), at most max
+ * instructions (the room before a counter overflows; max >= 1 unless no block may run).
+ * Returns n; 0 when the instruction at rip must be single-stepped.
+ */
+unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enum insn_mode mode,
+			   unsigned max, struct step_block *b);
+
+/*
+ * A block ending in a near RET: `to` is the return address read at RSP + ret_pop. False when
+ * the target is inside the block: the RET is dropped from it (to be stepped).
+ */
+bool step_block_ret_target(struct step_block *b, uint64_t to);
+
+/*
+ * The block stopped with the guest at rip, RFLAGS.RF = rf: how many of its instructions
+ * retired (*branches: how many of those were branches). Returns false when rip is no place
+ * the block can stop at (then *insns is how many start below rip).
+ */
+bool step_block_retired(const struct step_block *b, uint64_t rip, bool rf, unsigned *insns,
+			unsigned *branches);
+
+#endif
