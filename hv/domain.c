@@ -354,7 +354,7 @@ int dom_summary(void)
 		for (unsigned j = 0; j < d->nvcpus; j++) {
 			struct dom_vcpu_stats *s = &d->stats[j];
 
-			if (s->steps || s->hv_ticks)
+			if (s->steps || s->retired || s->hv_ticks)
 				printk("perfvisor:     vcpu %u: pmu %lu stepped instructions, %lu retired, "
 				       "%lu hypervisor ticks (%lu counted as vcpu-mode instructions)\n",
 				       j, s->steps, s->retired, s->hv_ticks, s->hv_counted);
