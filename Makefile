@@ -55,6 +55,7 @@ deps:
 -include tests/validate/validate.mk
 -include tests/bench/bench.mk
 -include tests/soak/soak.mk
+-include tests/kut/kut.mk
 
 # The README's two commands install what is missing first.
 run: deps
