@@ -174,6 +174,7 @@ static bool create_vcpus(struct domain *d, const struct elf_info *info, uint32_t
 			return false;
 		}
 		d->vcpus[d->nvcpus++] = v;
+		msr_vcpu_init(&v->msr);
 		/* A VCPU's TSC starts at 0 unless it shows the host's (tsc=host); building later
 		 * domains is waiting for a PCPU, which its clock must not count. */
 		if (d->cfg.tsc == DOM_TSC_VCPU)
