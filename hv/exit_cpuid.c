@@ -4,11 +4,14 @@
 #include "hv/cpuid_table.h"
 #include "hv/domain.h"
 #include "hv/vmexit.h"
+#include "include/perfvisor/hypercall.h"
 
-#define HV_LEAF_BASE	0x40000000
+/* The leaves a hypervisor may define (SDM Vol. 2A CPUID: invalid on hardware). */
+#define HV_LEAF_FIRST	0x40000000
+#define HV_LEAF_LAST	0x400000FF
 
 _Static_assert(sizeof(((struct dom_config *)0)->name) == sizeof(struct cpuid_regs),
-	       "leaf 0x40000001 carries the whole domain name");
+	       "HV_CPUID_NAME carries the whole domain name");
 
 /* SDM Vol. 4 table 2-2, IA32_MISC_ENABLE bits that change what CPUID says. */
 #define MISC_LIMIT_CPUID	(1ull << 22)
@@ -67,19 +70,20 @@ void exit_cpuid(struct vcpu *v, uint64_t qual)
 		/* Topology: the x2APIC ID is the VCPU's APIC ID. */
 		r.edx = v->id;
 		break;
-	case HV_LEAF_BASE:
+	case HV_CPUID_SIGNATURE:
 		/* The hypervisor's signature, "perfvisor", as KVM and Xen publish theirs. */
-		r.eax = HV_LEAF_BASE + 1;
+		r.eax = HV_CPUID_NAME;
 		r.ebx = 0x66726570;	/* "perf" */
 		r.ecx = 0x6f736976;	/* "viso" */
 		r.edx = 0x00000072;	/* "r" */
 		break;
-	case HV_LEAF_BASE + 1:
+	case HV_CPUID_NAME:
 		/* The domain's name, NUL-padded, in EAX EBX ECX EDX: guests label their results. */
 		memcpy(&r, v->dom->cfg.name, sizeof(r));
 		break;
 	default:
-		if (leaf > HV_LEAF_BASE + 1 && leaf < HV_LEAF_BASE + 0x100)
+		/* Other hypervisors' leaves (KVM's features at 0x40000001): none of them here. */
+		if (leaf >= HV_LEAF_FIRST && leaf <= HV_LEAF_LAST)
 			r.eax = r.ebx = r.ecx = r.edx = 0;
 		break;
 	}
