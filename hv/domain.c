@@ -220,6 +220,11 @@ void dom_create(unsigned index, const void *image, uint64_t image_len, const cha
 			    info.load_lo, BOOT_END);
 		return;
 	}
+	if (guest_mbi_size(strlen(d->cfg.args)) > BOOT_END - BOOT_MBI) {
+		not_started(d, "guest arguments too long (%zu characters; the multiboot information "
+			    "has %lu bytes)", strlen(d->cfg.args), BOOT_END - BOOT_MBI);
+		return;
+	}
 	if (!info.is64 && !info.has_multiboot) {
 		not_started(d, "a 32-bit image must be a multiboot kernel (no multiboot header)");
 		return;
