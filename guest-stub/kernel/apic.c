@@ -6,28 +6,7 @@
 #include "guest-stub/kernel/internal.h"
 #include "guest-stub/rt/rt.h"
 #include "include/perfvisor/hypercall.h"
-
-/* Register offsets from the MMIO base (SDM Vol. 3A, "Local APIC Register Address Map"). */
-#define APIC_BASE	0xFEE00000u
-#define APIC_ID		0x020
-#define APIC_TPR	0x080
-#define APIC_EOI	0x0B0
-#define APIC_SPIV	0x0F0
-#define APIC_ICR_LO	0x300
-#define APIC_ICR_HI	0x310
-#define APIC_LVT_TIMER	0x320
-#define APIC_LVT_PMC	0x340
-#define APIC_TIMER_ICR	0x380
-#define APIC_TIMER_CCR	0x390
-#define APIC_TIMER_DCR	0x3E0
-
-#define SPIV_ENABLE	(1u << 8)
-#define ICR_FIXED	0x000
-#define ICR_BUSY	(1u << 12)	/* delivery status: the previous IPI is not sent yet */
-#define ICR_ASSERT	(1u << 14)
-#define LVT_MASKED	(1u << 16)
-#define LVT_PERIODIC	(1u << 17)
-#define DCR_DIVIDE_1	0xB
+#include "include/x86/apic.h"
 
 #define CAL_TSC_TICKS	10000000ull	/* ~3 ms at 3 GHz */
 
@@ -37,12 +16,12 @@ static uint64_t timer_per_tsc = 1ull << 32;
 /* Plain 32-bit loads and stores: the only accesses the xAPIC page takes. */
 static uint32_t apic_read(unsigned reg)
 {
-	return *(volatile uint32_t *)(uintptr_t)(APIC_BASE + reg);
+	return *(volatile uint32_t *)(uintptr_t)(APIC_DEFAULT_BASE + reg);
 }
 
 static void apic_write(unsigned reg, uint32_t val)
 {
-	*(volatile uint32_t *)(uintptr_t)(APIC_BASE + reg) = val;
+	*(volatile uint32_t *)(uintptr_t)(APIC_DEFAULT_BASE + reg) = val;
 }
 
 unsigned kapic_id(void)
@@ -68,7 +47,7 @@ void pic_mask_all(void)
 void apic_cpu_init(void)
 {
 	apic_write(APIC_TPR, 0);
-	apic_write(APIC_SPIV, SPIV_ENABLE | SPURIOUS_VECTOR);
+	apic_write(APIC_SPIV, APIC_SPIV_ENABLE | SPURIOUS_VECTOR);
 }
 
 void apic_eoi(void)
@@ -85,7 +64,7 @@ void apic_set_lvtpc(uint32_t lvt)
 /* SDM Vol. 3A, "Interrupt Command Register": the destination first, the low word sends. */
 void apic_send(unsigned apic_id, uint32_t icr_low)
 {
-	while (apic_read(APIC_ICR_LO) & ICR_BUSY)
+	while (apic_read(APIC_ICR_LO) & APIC_ICR_BUSY)
 		cpu_relax();
 	apic_write(APIC_ICR_HI, apic_id << 24);
 	apic_write(APIC_ICR_LO, icr_low);
@@ -93,7 +72,7 @@ void apic_send(unsigned apic_id, uint32_t icr_low)
 
 void kapic_send_ipi(unsigned cpu, uint8_t vector)
 {
-	apic_send(cpu, ICR_ASSERT | ICR_FIXED | vector);
+	apic_send(cpu, APIC_ICR_ASSERT | APIC_ICR_FIXED | vector);
 }
 
 bool under_perfvisor(void)
@@ -133,8 +112,8 @@ void apic_timer_calibrate(void)
 
 	if (under_perfvisor())
 		return;
-	apic_write(APIC_TIMER_DCR, DCR_DIVIDE_1);
-	apic_write(APIC_LVT_TIMER, LVT_MASKED);
+	apic_write(APIC_TIMER_DCR, APIC_DCR_DIVIDE_1);
+	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
 	apic_write(APIC_TIMER_ICR, UINT32_MAX);
 	start = rt_rdtsc();
 	while (rt_rdtsc() - start < CAL_TSC_TICKS)
@@ -149,7 +128,7 @@ void apic_timer_start(uint64_t tsc_ticks)
 {
 	uint64_t count = (uint64_t)(((unsigned __int128)tsc_ticks * timer_per_tsc) >> 32);
 
-	apic_write(APIC_TIMER_DCR, DCR_DIVIDE_1);
-	apic_write(APIC_LVT_TIMER, LVT_PERIODIC | TIMER_VECTOR);
+	apic_write(APIC_TIMER_DCR, APIC_DCR_DIVIDE_1);
+	apic_write(APIC_LVT_TIMER, APIC_LVT_PERIODIC | TIMER_VECTOR);
 	apic_write(APIC_TIMER_ICR, count ? (count > UINT32_MAX ? UINT32_MAX : (uint32_t)count) : 1);
 }

@@ -3,8 +3,7 @@
 
 #include "guest-stub/kernel/internal.h"
 #include "guest-stub/rt/rt.h"
-
-#define MSR_GS_BASE	0xC0000101
+#include "include/x86/msr.h"
 
 /*
  * SDM Vol. 3A, "Segment Descriptors": in 64-bit mode base and limit are ignored for code and

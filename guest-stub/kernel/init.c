@@ -5,8 +5,8 @@
 
 #include "guest-stub/kernel/internal.h"
 #include "guest-stub/rt/rt.h"
+#include "include/perfvisor/fwcfg.h"
 
-#define FW_CFG_NB_CPUS	0x05
 #define DEFAULT_QUANTUM	20000
 
 /* perfvisor's and QEMU's number of VCPUs; 1 without fw_cfg. */
@@ -14,7 +14,7 @@ static unsigned count_vcpus(void)
 {
 	uint16_t n = 1;
 
-	if (!rt_fwcfg_read(FW_CFG_NB_CPUS, &n, sizeof(n)) || n == 0)
+	if (!rt_fwcfg_read(FWCFG_NB_CPUS, &n, sizeof(n)) || n == 0)
 		return 1;
 	if (n > KCPU_MAX) {
 		printf("kernel: %u vcpus, using the first %u\n", n, KCPU_MAX);

@@ -3,14 +3,9 @@
 
 #include "guest-stub/kernel/internal.h"
 #include "guest-stub/kernel/pmu_backend.h"
+#include "include/x86/pmu_msr.h"
 
-/* SDM Vol. 4 table 2-2 and Vol. 3B 20.2: architectural PMU version 2, full-width writes. */
-#define MSR_PERFEVTSEL0		0x186
-#define MSR_A_PMC0		0x4C1
-#define MSR_GLOBAL_STATUS	0x38E
-#define MSR_GLOBAL_CTRL		0x38F
-#define MSR_GLOBAL_OVF_CTRL	0x390
-#define EVTSEL_INT		(1ull << 20)
+/* SDM Vol. 3B 20.2: architectural PMU version 2, full-width writes, 48-bit counters. */
 #define WIDTH			48
 #define WIDTH_MASK		((1ull << WIDTH) - 1)
 
@@ -67,12 +62,12 @@ static int64_t hvm_load(struct kpmu_thread *t, unsigned cpu)
 	for (unsigned i = 0; i < c->ncounters; i++) {
 		bool imode = c->imode_mask >> i & 1;
 
-		rt_wrmsr(MSR_PERFEVTSEL0 + i, c->evtsel[i] | (imode ? EVTSEL_INT : 0));
+		rt_wrmsr(MSR_IA32_PERFEVTSEL0 + i, c->evtsel[i] | (imode ? EVTSEL_INT : 0));
 		if (imode)
-			rt_wrmsr(MSR_A_PMC0 + i, t->ivalues[i]);
+			rt_wrmsr(MSR_IA32_A_PMC0 + i, t->ivalues[i]);
 	}
 	pages[cpu].area.active = *c;
-	rt_wrmsr(MSR_GLOBAL_CTRL, (1ull << c->ncounters) - 1);
+	rt_wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, (1ull << c->ncounters) - 1);
 	kpmu_cpu_stats[cpu].resumes++;
 	return 0;
 }
@@ -87,35 +82,35 @@ static uint32_t hvm_unload(struct kpmu_thread *t, unsigned cpu)
 	uint64_t status;
 
 	(void)cpu;
-	rt_wrmsr(MSR_GLOBAL_CTRL, 0);
+	rt_wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
 	if (!imode)
 		return 0;
-	status = rt_rdmsr(MSR_GLOBAL_STATUS);
+	status = rt_rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
 	pending = (uint32_t)status & imode;
 	for (uint32_t m = imode; m; m &= m - 1) {
 		unsigned i = __builtin_ctz(m);
-		uint64_t v = rt_rdmsr(MSR_A_PMC0 + i);
+		uint64_t v = rt_rdmsr(MSR_IA32_A_PMC0 + i);
 
 		t->ivalues[i] = pending >> i & 1 ? rearm(t, i, v) : v;
 	}
 	if (pending)
-		rt_wrmsr(MSR_GLOBAL_OVF_CTRL, pending);
+		rt_wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, pending);
 	return pending;
 }
 
 /* The PMI: the running thread's overflowed i-mode counters re-armed; LVTPC masked itself. */
 static uint32_t hvm_iack(struct kpmu_thread *t)
 {
-	uint64_t status = rt_rdmsr(MSR_GLOBAL_STATUS);
+	uint64_t status = rt_rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
 	uint32_t mine = t ? (uint32_t)status & t->control.imode_mask : 0;
 
 	for (uint32_t m = mine; m; m &= m - 1) {
 		unsigned i = __builtin_ctz(m);
 
-		rt_wrmsr(MSR_A_PMC0 + i, rearm(t, i, rt_rdmsr(MSR_A_PMC0 + i)));
+		rt_wrmsr(MSR_IA32_A_PMC0 + i, rearm(t, i, rt_rdmsr(MSR_IA32_A_PMC0 + i)));
 	}
 	if (status)
-		rt_wrmsr(MSR_GLOBAL_OVF_CTRL, status);
+		rt_wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, status);
 	apic_set_lvtpc(KPMU_VECTOR);
 	return mine;
 }

@@ -6,10 +6,7 @@
 #include "guest-stub/kernel/internal.h"
 #include "guest-stub/kernel/trampoline.h"
 #include "guest-stub/rt/rt.h"
-
-#define ICR_INIT	0x500
-#define ICR_STARTUP	0x600
-#define ICR_ASSERT	(1u << 14)
+#include "include/x86/apic.h"
 
 /*
  * SDM Vol. 3A, "MP Initialization Protocol Algorithm": INIT, 10 ms, SIPI, 200 us, SIPI.
@@ -82,10 +79,10 @@ unsigned smp_boot_aps(uint64_t cr3, uint64_t quantum)
 		/* One AP at a time: they share the parameter block. */
 		args->rsp = c->idle->kstack_top;
 		args->cpu = (uintptr_t)c;
-		apic_send(i, ICR_ASSERT | ICR_INIT);
+		apic_send(i, APIC_ICR_ASSERT | APIC_ICR_INIT);
 		tsc_wait(INIT_DELAY);
 		for (int sipi = 0; sipi < 2 && !c->online; sipi++) {
-			apic_send(i, ICR_ASSERT | ICR_STARTUP | TRAMPOLINE_SIPI_VECTOR);
+			apic_send(i, APIC_ICR_ASSERT | APIC_ICR_SIPI | TRAMPOLINE_SIPI_VECTOR);
 			wait_online(c, SIPI_TIMEOUT);
 		}
 		if (!c->online) {

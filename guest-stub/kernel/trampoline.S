@@ -1,5 +1,6 @@
 /* AP start-up code: from real mode at the SIPI page through protected mode into 64-bit mode. */
 #include "guest-stub/kernel/trampoline.h"
+#include "include/x86/msr.h"
 
 #define SEL_CODE32	0x08
 #define SEL_DATA	0x10
@@ -10,8 +11,6 @@
 #define CR0_CD		0x40000000
 #define CR0_PG		0x80000000
 #define CR4_PAE		0x020
-#define MSR_EFER	0xC0000080
-#define EFER_LME	0x100
 
 /* The address a label has once the code is copied to TRAMPOLINE_BASE. */
 #define ABS(label)	(TRAMPOLINE_BASE + (label) - ap_trampoline)

@@ -1,4 +1,5 @@
 /* Guest entry: multiboot header, 32-bit entry into long mode, 64-bit entry, exception stubs. */
+#include "include/x86/msr.h"
 
 #define MB_HEADER_MAGIC	0x1BADB002
 /* Page-aligned modules, memory fields wanted, address fields present (bit 16). */
@@ -26,8 +27,6 @@
 #define CR4_PAE		0x020
 #define CR4_OSFXSR	0x200
 #define CR4_OSXMMEXCPT	0x400
-#define MSR_EFER	0xC0000080
-#define EFER_LME	0x100
 
 /* Vectors 8, 10-14, 17, 21, 29 and 30 push an error code (SDM vol. 3A, table 6-1). */
 #define ERROR_CODE_VECTORS	0x60227D00

@@ -3,8 +3,7 @@
 #include <stdio.h>
 
 #include "guest-stub/rt/rt.h"
-
-#define FWCFG_RAM_SIZE	0x03	/* u64, little-endian */
+#include "include/perfvisor/fwcfg.h"
 
 int main(void)
 {

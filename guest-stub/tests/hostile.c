@@ -7,53 +7,16 @@
 #include <string.h>
 
 #include "guest-stub/kernel/kernel.h"
-#include "guest-stub/tests/vpmu_test.h"
+#include "guest-stub/lib/report.h"
+#include "guest-stub/lib/vpmu_test.h"
+#include "guest-stub/rt/rt.h"
+#include "include/perfvisor/fwcfg.h"
 #include "include/perfvisor/hypercall.h"
 #include "include/perfvisor/pmu.h"
+#include "include/x86/apic.h"
+#include "include/x86/msr.h"
 
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
-
-/* fw_cfg items (QEMU docs/specs/fw_cfg.rst). */
-#define FWCFG_SEL		0x510
-#define FWCFG_DATA		0x511
-#define FWCFG_SIGNATURE		0x00
-#define FWCFG_RAM_SIZE		0x03
-#define FWCFG_NB_CPUS		0x05
-
-/* The local xAPIC page and its registers (SDM Vol. 3A table 11-1). */
-#define APIC_BASE		0xFEE00000ull
-#define APIC_ID			0x020
-#define APIC_VERSION		0x030
-#define APIC_TPR		0x080
-#define APIC_EOI		0x0B0
-#define APIC_SPIV		0x0F0
-#define APIC_ESR		0x280
-#define APIC_ICR_LO		0x300
-#define APIC_ICR_HI		0x310
-#define APIC_LVT_TIMER		0x320
-#define APIC_LVT_PMC		0x340
-#define APIC_TIMER_ICR		0x380
-#define APIC_TIMER_DCR		0x3E0
-#define SPIV_ENABLE		(1u << 8)
-#define LVT_MASKED		(1u << 16)
-#define LVT_PERIODIC		(1u << 17)
-#define DCR_DIVIDE_1		0xB
-#define ESR_SEND_ILLEGAL	(1u << 5)
-#define ESR_ILLEGAL_REG		(1u << 7)
-/* ICR: delivery mode in bits 10:8, logical destination, level, shorthand (SDM Vol. 3A 11.6.1). */
-#define ICR_FIXED		0x000
-#define ICR_LOWEST		0x100
-#define ICR_SMI			0x200
-#define ICR_RESERVED		0x300
-#define ICR_NMI			0x400
-#define ICR_INIT		0x500
-#define ICR_SIPI		0x600
-#define ICR_EXTINT		0x700
-#define ICR_LOGICAL		(1u << 11)
-#define ICR_ASSERT		(1u << 14)
-#define ICR_SELF		(1u << 18)
-#define ICR_ALL			(2u << 18)
-#define ICR_OTHERS		(3u << 18)
 
 /* Vectors of this guest's own interrupt handlers; any other vector from 32 up is "stray". */
 #define VEC_PMI			0x50
@@ -72,7 +35,6 @@
 #define PTE_PS			0x080ull
 
 #define EVT_INSTRUCTIONS	(EV_INSTRUCTIONS | EVTSEL_USR | EVTSEL_OS | EVTSEL_EN)
-#define EV_BRANCHES		0xC4
 #define EV_CORE_CYCLES		0x3C
 #define EV_REF_CYCLES		0x13C
 
@@ -84,10 +46,9 @@ static int64_t hypercall(uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2)
 	return ret;
 }
 
-static bool expect(const char *what, int64_t got, int64_t want)
+static void expect(const char *what, int64_t got, int64_t want)
 {
-	return vt_report(got == want, "%s: %lld (want %lld)", what, (long long)got,
-			 (long long)want);
+	report(got == want, "%s: %lld (want %lld)", what, (long long)got, (long long)want);
 }
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
@@ -111,12 +72,12 @@ static uint64_t fwcfg_number(uint16_t key, size_t len)
 
 static void apic_write(unsigned off, uint32_t val)
 {
-	*(volatile uint32_t *)(uintptr_t)(APIC_BASE + off) = val;
+	*(volatile uint32_t *)(uintptr_t)(APIC_DEFAULT_BASE + off) = val;
 }
 
 static uint32_t apic_read(unsigned off)
 {
-	return *(volatile uint32_t *)(uintptr_t)(APIC_BASE + off);
+	return *(volatile uint32_t *)(uintptr_t)(APIC_DEFAULT_BASE + off);
 }
 
 static void apic_ipi(uint8_t dest, uint32_t icr_lo)
@@ -129,8 +90,8 @@ static void apic_ipi(uint8_t dest, uint32_t icr_lo)
 static void start_vcpu(uint8_t id, const uint8_t *code, size_t len)
 {
 	memcpy((void *)(uintptr_t)SIPI_PAGE, code, len);
-	apic_ipi(id, ICR_INIT | ICR_ASSERT);
-	apic_ipi(id, ICR_SIPI | ICR_ASSERT | SIPI_VECTOR);
+	apic_ipi(id, APIC_ICR_INIT | APIC_ICR_ASSERT);
+	apic_ipi(id, APIC_ICR_SIPI | APIC_ICR_ASSERT | SIPI_VECTOR);
 }
 
 static volatile uint32_t *const sipi_counter = (volatile uint32_t *)(uintptr_t)SIPI_COUNTER;
@@ -188,7 +149,7 @@ static void install_stray_gates(void)
 static void apic_garbage(void)
 {
 	static const uint32_t garbage[] = { 0xFFFFFFFF, 0x5A5A5A5A, 0xA5A5A5A5, 0 };
-	volatile uint8_t *page = (volatile uint8_t *)(uintptr_t)APIC_BASE;
+	volatile uint8_t *page = (volatile uint8_t *)(uintptr_t)APIC_DEFAULT_BASE;
 	uint64_t sink = 0;
 
 	for (unsigned off = 0; off < 0x1000; off += 0x10) {
@@ -210,21 +171,22 @@ static void apic_garbage(void)
 static unsigned apic_bad_ipis(void)
 {
 	static const uint32_t modes[] = {
-		ICR_FIXED | VEC_FIXED_IPI, ICR_LOWEST | VEC_FIXED_IPI, ICR_SMI, ICR_RESERVED,
-		ICR_NMI, ICR_INIT | ICR_ASSERT, ICR_SIPI | SIPI_VECTOR, ICR_EXTINT,
+		APIC_ICR_FIXED | VEC_FIXED_IPI, APIC_ICR_LOWEST | VEC_FIXED_IPI, APIC_ICR_SMI,
+		APIC_ICR_RESERVED, APIC_ICR_NMI, APIC_ICR_INIT | APIC_ICR_ASSERT,
+		APIC_ICR_SIPI | SIPI_VECTOR, APIC_ICR_EXTINT,
 	};
 	unsigned sent = 0;
 
 	/* Physical destinations 2..254 are nobody; 255 is everybody (SDM Vol. 3A 11.6.2.1). */
 	for (unsigned dest = 2; dest < 255; dest += 7)
 		for (unsigned m = 0; m < ARRAY_SIZE(modes); m++, sent++)
-			apic_ipi((uint8_t)dest, modes[m] | (dest & 1 ? ICR_LOGICAL : 0));
+			apic_ipi((uint8_t)dest, modes[m] | (dest & 1 ? APIC_ICR_LOGICAL : 0));
 	/* Illegal vectors 0-15 (11.5.2): a send error, no delivery. */
 	for (unsigned v = 0; v < 16; v++, sent++)
-		apic_ipi(0, ICR_FIXED | v);
-	apic_ipi(0xFF, ICR_FIXED | VEC_FIXED_IPI);
-	apic_ipi(0, ICR_SELF | ICR_FIXED | VEC_FIXED_IPI);
-	apic_ipi(0, ICR_ALL | ICR_NMI);
+		apic_ipi(0, APIC_ICR_FIXED | v);
+	apic_ipi(0xFF, APIC_ICR_FIXED | VEC_FIXED_IPI);
+	apic_ipi(0, APIC_ICR_SELF | APIC_ICR_FIXED | VEC_FIXED_IPI);
+	apic_ipi(0, APIC_ICR_ALL | APIC_ICR_NMI);
 	return sent + 3;
 }
 
@@ -236,21 +198,21 @@ static void apic_sipi_storm(void)
 	memcpy((void *)(uintptr_t)SIPI_PAGE, sipi_count_code, sizeof(sipi_count_code));
 	*sipi_counter = 0;
 	for (unsigned r = 0; r < STORM_ROUNDS; r++) {
-		apic_ipi(1, ICR_INIT | ICR_ASSERT);
-		apic_ipi(1, ICR_SIPI | SIPI_VECTOR);
-		apic_ipi(1, ICR_SIPI | SIPI_VECTOR);	/* a second SIPI: ignored */
-		apic_ipi(1, ICR_INIT);			/* INIT de-assert: no effect */
-		apic_ipi(0, ICR_OTHERS | ICR_INIT | ICR_ASSERT);
-		apic_ipi(0, ICR_OTHERS | ICR_SIPI | SIPI_VECTOR);
+		apic_ipi(1, APIC_ICR_INIT | APIC_ICR_ASSERT);
+		apic_ipi(1, APIC_ICR_SIPI | SIPI_VECTOR);
+		apic_ipi(1, APIC_ICR_SIPI | SIPI_VECTOR);	/* a second SIPI: ignored */
+		apic_ipi(1, APIC_ICR_INIT);			/* INIT de-assert: no effect */
+		apic_ipi(0, APIC_ICR_OTHERS | APIC_ICR_INIT | APIC_ICR_ASSERT);
+		apic_ipi(0, APIC_ICR_OTHERS | APIC_ICR_SIPI | SIPI_VECTOR);
 		sipis += 3;
 		hypercall(HC_YIELD, 0, 0, 0);	/* let VCPU 1 run between the rounds */
 	}
 	for (unsigned i = 0; i < 100 && !*sipi_counter; i++)
 		hypercall(HC_YIELD, 0, 0, 0);
-	vt_report(*sipi_counter >= 1 && *sipi_counter <= sipis,
-		  "apic: INIT/SIPI storm: VCPU 1 started %u times for %u SIPIs", *sipi_counter,
-		  sipis);
-	apic_ipi(1, ICR_INIT | ICR_ASSERT);	/* VCPU 1 waits for a SIPI again */
+	report(*sipi_counter >= 1 && *sipi_counter <= sipis,
+	       "apic: INIT/SIPI storm: VCPU 1 started %u times for %u SIPIs", *sipi_counter,
+	       sipis);
+	apic_ipi(1, APIC_ICR_INIT | APIC_ICR_ASSERT);	/* VCPU 1 waits for a SIPI again */
 }
 
 static int case_apic(unsigned ncpus)
@@ -259,18 +221,20 @@ static int case_apic(unsigned ncpus)
 
 	install_stray_gates();
 	apic_garbage();
-	apic_write(APIC_SPIV, SPIV_ENABLE | 0xFF);
+	apic_write(APIC_SPIV, APIC_SPIV_ENABLE | 0xFF);
 	printf("hostile: apic: %u IPIs to APIC IDs that do not exist, of every delivery mode\n",
 	       apic_bad_ipis());
 	apic_write(APIC_ESR, 0);
 	esr = apic_read(APIC_ESR);
-	vt_report(esr & ESR_ILLEGAL_REG, "apic: ESR shows the illegal register accesses (%#x)", esr);
-	vt_report(esr & ESR_SEND_ILLEGAL, "apic: ESR shows the illegal vectors sent (%#x)", esr);
+	report(esr & APIC_ESR_ILLEGAL_REG, "apic: ESR shows the illegal register accesses (%#x)",
+	       esr);
+	report(esr & APIC_ESR_SEND_ILLEGAL, "apic: ESR shows the illegal vectors sent (%#x)",
+	       esr);
 	expect("apic: ID is read-only", apic_read(APIC_ID), 0);
 	expect("apic: version is read-only", apic_read(APIC_VERSION), version);
 	if (ncpus > 1)
 		apic_sipi_storm();
-	return vt_summary("hostile");
+	return report_summary();
 }
 
 /*
@@ -285,7 +249,7 @@ static volatile unsigned timer_irqs;
 IRQ_HANDLER void timer_handler(void)
 {
 	if (++timer_irqs >= TIMER_STORM_IRQS)
-		apic_write(APIC_LVT_TIMER, LVT_MASKED);
+		apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
 	apic_write(APIC_EOI, 0);
 }
 
@@ -295,10 +259,10 @@ static int case_timer(void)
 
 	install_stray_gates();
 	rt_idt_set_gate(VEC_TIMER, timer_entry, 0);
-	apic_write(APIC_SPIV, SPIV_ENABLE | 0xFF);
+	apic_write(APIC_SPIV, APIC_SPIV_ENABLE | 0xFF);
 	apic_write(APIC_TPR, 0);
-	apic_write(APIC_TIMER_DCR, DCR_DIVIDE_1);
-	apic_write(APIC_LVT_TIMER, LVT_PERIODIC | VEC_TIMER);
+	apic_write(APIC_TIMER_DCR, APIC_DCR_DIVIDE_1);
+	apic_write(APIC_LVT_TIMER, APIC_LVT_PERIODIC | VEC_TIMER);
 	apic_write(APIC_TIMER_ICR, 1);
 	__asm__ volatile("sti");
 	while (timer_irqs < TIMER_STORM_IRQS && spins < TIMER_STORM_SPINS)
@@ -306,10 +270,10 @@ static int case_timer(void)
 	__asm__ volatile("cli");
 	apic_write(APIC_TIMER_ICR, 0);
 	/* One more may have been in IRR already when the handler masked the timer. */
-	vt_report(timer_irqs == TIMER_STORM_IRQS || timer_irqs == TIMER_STORM_IRQS + 1,
-		  "timer: period 1: %u interrupts, %u turns of the loop they interrupted",
-		  timer_irqs, spins);
-	return vt_summary("hostile");
+	report(timer_irqs == TIMER_STORM_IRQS || timer_irqs == TIMER_STORM_IRQS + 1,
+	       "timer: period 1: %u interrupts, %u turns of the loop they interrupted",
+	       timer_irqs, spins);
+	return report_summary();
 }
 
 /* case=fwcfg: garbage selectors, sizes and data; the items must still read right after. */
@@ -327,35 +291,36 @@ static int case_fwcfg(uint64_t ram, unsigned ncpus)
 			 i < 40 ? (uint16_t)(0x8000 + i) : (uint16_t)rnd();
 	sel[ARRAY_SIZE(sel) - 1] = 0xFFFF;
 	for (unsigned i = 0; i < ARRAY_SIZE(sel); i++) {
-		rt_outw(FWCFG_SEL, sel[i]);
+		rt_outw(FWCFG_PORT_SELECTOR, sel[i]);
 		for (unsigned b = 0; b < 16; b++)
-			sink += rt_inb(FWCFG_DATA);
+			sink += rt_inb(FWCFG_PORT_DATA);
 		/* Wrong sizes and directions on both ports, and the DMA ports after them. */
-		sink += rt_inw(FWCFG_DATA) + rt_inl(FWCFG_DATA) + rt_inw(FWCFG_SEL) + rt_inl(FWCFG_SEL);
-		rt_outb(FWCFG_DATA, (uint8_t)rnd());
-		rt_outw(FWCFG_DATA, (uint16_t)rnd());
-		rt_outl(FWCFG_DATA, (uint32_t)rnd());
-		rt_outb(FWCFG_SEL, (uint8_t)rnd());
-		rt_outl(FWCFG_SEL, (uint32_t)rnd());
-		for (uint16_t p = FWCFG_DATA + 1; p <= FWCFG_SEL + 0xB; p++) {
+		sink += rt_inw(FWCFG_PORT_DATA) + rt_inl(FWCFG_PORT_DATA) +
+			rt_inw(FWCFG_PORT_SELECTOR) + rt_inl(FWCFG_PORT_SELECTOR);
+		rt_outb(FWCFG_PORT_DATA, (uint8_t)rnd());
+		rt_outw(FWCFG_PORT_DATA, (uint16_t)rnd());
+		rt_outl(FWCFG_PORT_DATA, (uint32_t)rnd());
+		rt_outb(FWCFG_PORT_SELECTOR, (uint8_t)rnd());
+		rt_outl(FWCFG_PORT_SELECTOR, (uint32_t)rnd());
+		for (uint16_t p = FWCFG_PORT_DATA + 1; p <= FWCFG_PORT_SELECTOR + 0xB; p++) {
 			sink += rt_inl(p);
 			rt_outl(p, (uint32_t)rnd());
 		}
 		accesses += 16 + 9 + 2 * 10;
 	}
 	/* Far past the end of an item: the offset must not wrap into other data. */
-	rt_outw(FWCFG_SEL, FWCFG_RAM_SIZE);
+	rt_outw(FWCFG_PORT_SELECTOR, FWCFG_RAM_SIZE);
 	for (unsigned b = 0; b < FWCFG_LONG_READ; b++)
-		sink += rt_inb(FWCFG_DATA);
+		sink += rt_inb(FWCFG_PORT_DATA);
 	accesses += FWCFG_LONG_READ;
 	printf("hostile: fwcfg: %u garbage accesses (read sum %#llx)\n", accesses,
 	       (unsigned long long)sink);
 	rt_fwcfg_read(FWCFG_SIGNATURE, sig, 4);
-	vt_report(!strcmp(sig, "QEMU"), "fwcfg: signature still reads \"%s\"", sig);
+	report(!strcmp(sig, "QEMU"), "fwcfg: signature still reads \"%s\"", sig);
 	expect("fwcfg: RAM size still right", (int64_t)fwcfg_number(FWCFG_RAM_SIZE, 8),
 	       (int64_t)ram);
 	expect("fwcfg: CPU count still right", (int64_t)fwcfg_number(FWCFG_NB_CPUS, 2), ncpus);
-	return vt_summary("hostile");
+	return report_summary();
 }
 
 /*
@@ -409,7 +374,7 @@ static int case_pmi(void)
 	vt_gp_install();
 	install_stray_gates();
 	rt_idt_set_gate(VEC_PMI, pmi_entry, 0);
-	apic_write(APIC_SPIV, SPIV_ENABLE | 0xFF);
+	apic_write(APIC_SPIV, APIC_SPIV_ENABLE | 0xFF);
 	apic_write(APIC_LVT_PMC, VEC_PMI);
 	pmi_deadline = rt_rdtsc() + PMI_STORM_TICKS;
 	pmi_arm();
@@ -419,14 +384,14 @@ static int case_pmi(void)
 	__asm__ volatile("cli");
 	rt_wrmsr(MSR_GLOBAL_CTRL, 0);
 	lvtpc = apic_read(APIC_LVT_PMC);
-	vt_report(pmis > 0, "pmi: %u PMIs back to back, %llu turns of the loop they interrupted",
-		  pmis, (unsigned long long)spins);
-	vt_report(pmis == PMI_STORM_PMIS || rt_rdtsc() >= pmi_deadline,
-		  "pmi: the storm ended by the handler's bound");
-	vt_report(lvtpc & LVT_MASKED, "pmi: the last PMI left LVTPC masked (%#llx)",
-		  (unsigned long long)lvtpc);
+	report(pmis > 0, "pmi: %u PMIs back to back, %llu turns of the loop they interrupted",
+	       pmis, (unsigned long long)spins);
+	report(pmis == PMI_STORM_PMIS || rt_rdtsc() >= pmi_deadline,
+	       "pmi: the storm ended by the handler's bound");
+	report(lvtpc & APIC_LVT_MASKED, "pmi: the last PMI left LVTPC masked (%#llx)",
+	       (unsigned long long)lvtpc);
 	vt_pmu_quiet();
-	return vt_summary("hostile");
+	return report_summary();
 }
 
 /*
@@ -456,7 +421,7 @@ static void craft_tables(uint64_t ram)
 	craft_pdpt[CRAFT_PD_OUTSIDE] = (ram + 0x200000) | PTE_P | PTE_RW;
 	craft_pdpt[CRAFT_1G_AT_0] = PTE_P | PTE_RW | PTE_PS;
 	craft_pdpt[CRAFT_1G_TOP] = 0x000FFFFFC0000000ull | PTE_P | PTE_RW | PTE_PS;
-	craft_pdpt[CRAFT_PD_IN_APIC] = APIC_BASE | PTE_P | PTE_RW;
+	craft_pdpt[CRAFT_PD_IN_APIC] = APIC_DEFAULT_BASE | PTE_P | PTE_RW;
 	craft_pdpt[CRAFT_PT_MAXPHYS] = (uintptr_t)craft_pd | PTE_P | PTE_RW;
 	craft_pd[0] = 0x000FFFFFFFFFF000ull | PTE_P | PTE_RW;
 	pml4[CRAFT_BASE >> 39] = (uintptr_t)craft_pdpt | PTE_P | PTE_RW;
@@ -478,7 +443,7 @@ static void bad_pointers_init(uint64_t ram)
 		{ "just past RAM", ram },
 		{ "8 bytes before the end of RAM, read 16", ram - 8 },
 		{ "3 GiB, outside RAM", 0xC0000000ull },
-		{ "the APIC page", APIC_BASE },
+		{ "the APIC page", APIC_DEFAULT_BASE },
 		{ "4 GiB, not mapped by the guest", 0x100000000ull },
 		{ "non-canonical 2^47", 1ull << 47 },
 		{ "non-canonical 2^63", 1ull << 63 },
@@ -513,7 +478,7 @@ static int case_hc(uint64_t ram)
 		tried++;
 		wrong += hypercall(nr, rnd(), rnd(), rnd()) != -PV_ENOSYS;
 	}
-	vt_report(!wrong, "hc: %u unknown hypercall numbers: %u not -ENOSYS", tried, wrong);
+	report(!wrong, "hc: %u unknown hypercall numbers: %u not -ENOSYS", tried, wrong);
 	for (size_t i = 0; i < NBAD_PTRS; i++) {
 		char what[96];
 
@@ -530,9 +495,9 @@ static int case_hc(uint64_t ram)
 			 strlen(greeting) - 9, 0), (int64_t)strlen(greeting) - 9);
 	expect("hc: vcpu id", hypercall(HC_VCPU_ID, rnd(), rnd(), rnd()), 0);
 	exits = hypercall(HC_VCPU_EXITS, 0, 0, 0);
-	vt_report(exits > 0 && hypercall(HC_VCPU_EXITS, 0, 0, 0) > exits,
-		  "hc: the exit count grows (%lld)", (long long)exits);
-	return vt_summary("hostile");
+	report(exits > 0 && hypercall(HC_VCPU_EXITS, 0, 0, 0) > exits,
+	       "hc: the exit count grows (%lld)", (long long)exits);
+	return report_summary();
 }
 
 /* The one page of the PV PMU's shared area (a 1-VCPU domain), read-only once set up. */
@@ -604,7 +569,7 @@ static int case_pv(uint64_t ram)
 	expect("pv: SETUP for 2^32 + 1 VCPUs", hypercall(HC_PMU_SETUP, (uintptr_t)pv_area,
 	       (1ull << 32) + 1, 0), -PV_EINVAL);
 	expect("pv: SETUP past RAM", hypercall(HC_PMU_SETUP, ram, 1, 0), -PV_EINVAL);
-	expect("pv: SETUP at the APIC page", hypercall(HC_PMU_SETUP, APIC_BASE, 1, 0),
+	expect("pv: SETUP at the APIC page", hypercall(HC_PMU_SETUP, APIC_DEFAULT_BASE, 1, 0),
 	       -PV_EINVAL);
 	expect("pv: SETUP at 2^64 - 4096", hypercall(HC_PMU_SETUP, UINT64_MAX & ~0xFFFull, 1, 0),
 	       -PV_EINVAL);
@@ -612,8 +577,8 @@ static int case_pv(uint64_t ram)
 	expect("pv: SETUP again", pv_setup(), -PV_EINVAL);
 	expect("pv: SETUP again, elsewhere", hypercall(HC_PMU_SETUP, (uintptr_t)odd_ctl & ~0xFFFull,
 	       1, 0), -PV_EINVAL);
-	vt_report(PV_PAGE->version == PV_PMU_VERSION && PV_PAGE->size == sizeof(struct pv_vcpu_area),
-		  "pv: the page reads version %u, size %u", PV_PAGE->version, PV_PAGE->size);
+	report(PV_PAGE->version == PV_PMU_VERSION && PV_PAGE->size == sizeof(struct pv_vcpu_area),
+	       "pv: the page reads version %u, size %u", PV_PAGE->version, PV_PAGE->size);
 	for (size_t i = 0; i < ARRAY_SIZE(pv_bad_controls); i++) {
 		char what[96];
 
@@ -642,7 +607,7 @@ static int case_pv(uint64_t ram)
 	expect("pv: READ of counter 4", hypercall(HC_PMU_READ, PV_PMU_COUNTERS, 0, 0), -PV_EINVAL);
 	expect("pv: READ of counter 2^64 - 1", hypercall(HC_PMU_READ, UINT64_MAX, 0, 0),
 	       -PV_EINVAL);
-	vt_summary("hostile");
+	report_summary();
 	printf("hostile: pv: writing the read-only shared page at %p\n", (void *)pv_area);
 	PV_PAGE->flags = 0;
 	printf("hostile: pv: still running after writing the read-only page\n");
@@ -674,7 +639,7 @@ static int case_pvforge(uint64_t turns)
 	       c.ncounters);
 	for (uint64_t i = 0; i < turns; i++)
 		__asm__ volatile("" : : : "memory");
-	return vt_summary("hostile");
+	return report_summary();
 }
 
 /*
@@ -723,11 +688,11 @@ static int case_pvcount(uint64_t rounds, uint64_t k)
 	expect("pvcount: RESUME with no counters", hypercall(HC_PMU_RESUME, (uintptr_t)&nothing, 0,
 	       0), 0);
 	for (uint64_t r = 0; r < rounds; r++)
-		vt_report(got[r] == 2 * k + PV_WINDOW_EXTRA,
-			  "pvcount: a-mode window %llu: %llu instructions (want %llu)",
-			  (unsigned long long)r, (unsigned long long)got[r],
-			  (unsigned long long)(2 * k + PV_WINDOW_EXTRA));
-	return vt_summary("hostile");
+		report(got[r] == 2 * k + PV_WINDOW_EXTRA,
+		       "pvcount: a-mode window %llu: %llu instructions (want %llu)",
+		       (unsigned long long)r, (unsigned long long)got[r],
+		       (unsigned long long)(2 * k + PV_WINDOW_EXTRA));
+	return report_summary();
 }
 
 /*
@@ -773,8 +738,8 @@ static void rdpmc_sweep(struct rdpmc_sweep *s, bool allowed)
 
 static void rdpmc_report(const struct rdpmc_sweep *s, const char *where)
 {
-	vt_report(!s->wrong, "ring3: RDPMC %s: %u indexes, %u read, %u wrong (first %#x)", where,
-		  s->tried, s->read, s->wrong, s->wrong ? s->first_wrong : 0);
+	report(!s->wrong, "ring3: RDPMC %s: %u indexes, %u read, %u wrong (first %#x)", where,
+	       s->tried, s->read, s->wrong, s->wrong ? s->first_wrong : 0);
 }
 
 static struct rdpmc_sweep user_sweep;
@@ -790,7 +755,7 @@ static int user_hypercalls(void *arg)
 		HC_PMU_SET_VECTOR, HC_PMU_READ, HC_PMU_IACK, UINT64_MAX,
 	};
 	/* A valid buffer, and the APIC page, which the kernel maps for CPL 0 only. */
-	const uint64_t buffers[] = { (uintptr_t)text, APIC_BASE };
+	const uint64_t buffers[] = { (uintptr_t)text, APIC_DEFAULT_BASE };
 
 	(void)arg;
 	for (size_t i = 0; i < ARRAY_SIZE(numbers); i++)
@@ -829,8 +794,8 @@ static int case_ring3(void)
 	vt_gp_install();
 	kernel_init(1, kargv);
 	run_user(user_hypercalls, NULL);
-	vt_report(!user_hc_wrong, "ring3: %u hypercalls from CPL 3: %u not -EPERM", user_hc_tried,
-		  user_hc_wrong);
+	report(!user_hc_wrong, "ring3: %u hypercalls from CPL 3: %u not -EPERM", user_hc_tried,
+	       user_hc_wrong);
 	rdpmc_sweep(&s, true);
 	rdpmc_report(&s, "at CPL 0");
 	set_pce(true);
@@ -839,7 +804,7 @@ static int case_ring3(void)
 	set_pce(false);
 	run_user(user_rdpmc, NULL);
 	rdpmc_report(&user_sweep, "at CPL 3 with CR4.PCE clear");
-	return vt_summary("hostile");
+	return report_summary();
 }
 
 /*
@@ -875,24 +840,24 @@ static int case_cpuid(void)
 	for (uint32_t i = 0; i < 4096; i++)
 		cpuid_twice(i << 20 | (uint32_t)(rnd() & 0xFFFFF), (uint32_t)rnd());
 	printf("hostile: cpuid: %u leaves and subleaves, %u all zero\n", cpuid_checked, cpuid_zero);
-	vt_report(!cpuid_unstable, "cpuid: every answer the same twice (%u differ)", cpuid_unstable);
+	report(!cpuid_unstable, "cpuid: every answer the same twice (%u differ)", cpuid_unstable);
 	r = rt_cpuid(1, 0);
-	vt_report(r.ecx >> 31 & 1, "cpuid: leaf 1 has the hypervisor bit");
-	vt_report(!(r.ecx >> 5 & 1), "cpuid: leaf 1 hides VMX");
+	report(r.ecx >> 31 & 1, "cpuid: leaf 1 has the hypervisor bit");
+	report(!(r.ecx >> 5 & 1), "cpuid: leaf 1 hides VMX");
 	r = rt_cpuid(0x40000000, 0);
 	memcpy(sig, &r.ebx, 4);
 	memcpy(sig + 4, &r.ecx, 4);
 	memcpy(sig + 8, &r.edx, 4);
 	sig[12] = '\0';
-	vt_report(!strcmp(sig, "perfvisor") && r.eax >= 0x40000001,
-		  "cpuid: leaf 0x40000000 says \"%s\", max %#x", sig, r.eax);
+	report(!strcmp(sig, "perfvisor") && r.eax >= 0x40000001,
+	       "cpuid: leaf 0x40000000 says \"%s\", max %#x", sig, r.eax);
 	r = rt_cpuid(0x40000001, 0);
 	memcpy(sig, &r, sizeof(r));
 	sig[sizeof(r)] = '\0';
-	vt_report(!strcmp(sig, "cpuid"), "cpuid: leaf 0x40000001 names the domain \"%s\"", sig);
-	vt_report(!hv_nonzero, "cpuid: leaves 0x40000002-0x400000ff say nothing (%u do)",
-		  hv_nonzero);
-	return vt_summary("hostile");
+	report(!strcmp(sig, "cpuid"), "cpuid: leaf 0x40000001 names the domain \"%s\"", sig);
+	report(!hv_nonzero, "cpuid: leaves 0x40000002-0x400000ff say nothing (%u do)",
+	       hv_nonzero);
+	return report_summary();
 }
 
 /*
@@ -900,7 +865,6 @@ static int case_cpuid(void)
  * 0xc0000000-0xc0001fff, the synthetic range 0x40000000-0x400000ff and random indexes. Every
  * #GP is survived and counted; MSRs that read but refuse their own value are listed.
  */
-#define MSR_TSC			0x10
 #define MSR_SWEEP_RANDOM	2000
 #define MSR_LIST_MAX		64
 
@@ -962,15 +926,15 @@ static int case_msr(void)
 	for (unsigned i = 0; i < MSR_SWEEP_RANDOM; i++)
 		msr_try(&s, (uint32_t)rnd());
 	/* The garbage went into IA32_TSC too: put the clock back near where it was. */
-	rt_wrmsr(MSR_TSC, tsc);
+	rt_wrmsr(MSR_IA32_TSC, tsc);
 	printf("hostile: msr: %u MSRs: %u read (%u faulted), %u garbage writes taken "
 	       "(%u faulted), %u took their value back\n", s.tried, s.read, s.tried - s.read,
 	       s.garbage_taken, s.tried - s.garbage_taken, s.kept);
 	print_msrs("readable", s.readable, s.nreadable);
 	print_msrs("read-only", s.refused, s.nrefused);
-	vt_report(s.read < s.tried / 10, "msr: most of the space #GPs (%u of %u read)", s.read,
-		  s.tried);
-	return vt_summary("hostile");
+	report(s.read < s.tried / 10, "msr: most of the space #GPs (%u of %u read)", s.read,
+	       s.tried);
+	return report_summary();
 }
 
 /*
@@ -1025,9 +989,9 @@ static int case_realgp(void)
 	start_vcpu(1, code, sizeof(code));
 	for (unsigned i = 0; i < 100 && !*sipi_counter; i++)
 		hypercall(HC_YIELD, 0, 0, 0);
-	vt_report(*sipi_counter == 1, "realgp: RDMSR of a missing MSR in real mode raised #GP "
-		  "through IVT entry 13 (%u times)", *sipi_counter);
-	return vt_summary("hostile");
+	report(*sipi_counter == 1, "realgp: RDMSR of a missing MSR in real mode raised #GP "
+	       "through IVT entry 13 (%u times)", *sipi_counter);
+	return report_summary();
 }
 
 /*

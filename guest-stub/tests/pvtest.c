@@ -1,5 +1,4 @@
 /* Acceptance of the guest PMU driver and library: exit-free reads, exact counts, sampling. */
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +8,7 @@
 #include "guest-stub/kernel/pmu.h"
 #include "guest-stub/lib/papi.h"
 #include "guest-stub/lib/pvc.h"
+#include "guest-stub/lib/report.h"
 
 #define MAX_READS	32
 #define READ_ATTEMPTS	8	/* a timer or slice end may fall among the reads: try again */
@@ -24,22 +24,6 @@ static const uint64_t ins_all = PVC_EV_INSTRUCTIONS | PVC_USR | PVC_OS | PVC_EN;
 
 static const char *domain = "-";
 static const char *mode_name;
-static int tests, failures;
-
-static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void check(bool ok, const char *fmt, ...)
-{
-	char name[160];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(name, sizeof(name), fmt, ap);
-	va_end(ap);
-	tests++;
-	failures += !ok;
-	printf("%sok %d - %s\n", ok ? "" : "not ", tests, name);
-}
 
 /* One measured value; expected < 0: no exact expectation (times). */
 static void json(uint32_t vcpu, uint32_t tid, const char *event, uint64_t measured,
@@ -240,8 +224,8 @@ static void test_direct_read(unsigned n)
 	kthread_join(spawn(reader, &r, 0));
 	clean = r.attempts > r.disturbed;
 	if (r.rc || !clean) {
-		check(false, "a: %u undisturbed direct reads (control %ld, %u disturbed)",
-		      n, r.rc, r.disturbed);
+		report(false, "a: %u undisturbed direct reads (control %ld, %u disturbed)",
+		       n, r.rc, r.disturbed);
 		return;
 	}
 	/* Undisturbed reads never retry: each costs the same instructions and branches. */
@@ -256,15 +240,15 @@ static void test_direct_read(unsigned n)
 	}
 	json(r.vcpu, r.tid, "read-instructions", ins, -1);
 	json(r.vcpu, r.tid, "read-exits", (uint64_t)r.extra, kpmu_mode() == KPMU_MODE_PV ? 0 : -1);
-	check(steady, "a: %u reads from ring 3 rise steadily: %llu instructions, %llu branches",
-	      n, (unsigned long long)ins, (unsigned long long)br);
+	report(steady, "a: %u reads from ring 3 rise steadily: %llu instructions, %llu branches",
+	       n, (unsigned long long)ins, (unsigned long long)br);
 	if (kpmu_mode() == KPMU_MODE_PV)
-		check(!r.clean_with_exits, "a: %u direct reads cost %lld VM exits "
-		      "(%u attempts disturbed by a timer or slice end first)", n,
-		      (long long)r.extra, r.disturbed);
+		report(!r.clean_with_exits, "a: %u direct reads cost %lld VM exits "
+		       "(%u attempts disturbed by a timer or slice end first)", n,
+		       (long long)r.extra, r.disturbed);
 	else
-		check(r.extra >= 2 * (int64_t)n, "a: hvm: %u reads by RDPMC trap: %lld VM exits", n,
-		      (long long)r.extra);
+		report(r.extra >= 2 * (int64_t)n, "a: hvm: %u reads by RDPMC trap: %lld VM exits",
+		       n, (long long)r.extra);
 }
 
 /* b: threads run known loops while the schedulers of both levels switch them. */
@@ -302,11 +286,11 @@ static void test_exact(unsigned ncpus, uint64_t n)
 		json(r[k].vcpu, r[k].tid, "instructions", r[k].v[0], (long long)ins);
 		json(r[k].vcpu, r[k].tid, "branches", r[k].v[1], (long long)br);
 		json(r[k].vcpu, r[k].tid, "tsc", r[k].v[PV_TSC], -1);
-		check(!r[k].rc && r[k].v[0] == ins && r[k].v[1] == br,
-		      "b: thread %u: %llu instructions, %llu branches, exact over %llu switch-ins "
-		      "(vcpus %#llx)", r[k].tid, (unsigned long long)r[k].v[0],
-		      (unsigned long long)r[k].v[1], (unsigned long long)r[k].resumes,
-		      (unsigned long long)r[k].vcpu_mask);
+		report(!r[k].rc && r[k].v[0] == ins && r[k].v[1] == br,
+		       "b: thread %u: %llu instructions, %llu branches, exact over %llu switch-ins "
+		       "(vcpus %#llx)", r[k].tid, (unsigned long long)r[k].v[0],
+		       (unsigned long long)r[k].v[1], (unsigned long long)r[k].resumes,
+		       (unsigned long long)r[k].vcpu_mask);
 	}
 }
 
@@ -373,8 +357,9 @@ static void test_skip(uint64_t k)
 		printf("pvtest: c: attempt %u disturbed (%lld and %lld exits of timers): again\n",
 		       attempt, (long long)on.async, (long long)off.async);
 	}
-	check(attempt <= SKIP_ATTEMPTS, "c: phases with and without skipping undisturbed by timers "
-	      "(attempt %u of %u)", attempt, SKIP_ATTEMPTS);
+	report(attempt <= SKIP_ATTEMPTS,
+	       "c: phases with and without skipping undisturbed by timers (attempt %u of %u)",
+	       attempt, SKIP_ATTEMPTS);
 	for (int i = 0; i < 2; i++) {
 		const struct run *a = &on.r[i], *b = &off.r[i];
 		bool exact = !a->rc && !b->rc && a->v[0] == yields_instructions(k) &&
@@ -384,18 +369,18 @@ static void test_skip(uint64_t k)
 		json(a->vcpu, a->tid, "instructions", a->v[0], (long long)yields_instructions(k));
 		json(a->vcpu, a->tid, "instructions-os-skip-on", a->v[1], (long long)b->v[1]);
 		json(b->vcpu, b->tid, "instructions-os-skip-off", b->v[1], (long long)a->v[1]);
-		check(exact, "c: thread %d: user counts exact, skip on and off (%llu switch-ins)",
-		      i, (unsigned long long)a->resumes);
-		check(a->v[1] == b->v[1], "c: thread %d: kernel+user instructions the same with "
-		      "and without resume hypercalls: %llu and %llu", i,
-		      (unsigned long long)a->v[1], (unsigned long long)b->v[1]);
+		report(exact, "c: thread %d: user counts exact, skip on and off (%llu switch-ins)",
+		       i, (unsigned long long)a->resumes);
+		report(a->v[1] == b->v[1], "c: thread %d: kernel+user instructions the same with "
+		       "and without resume hypercalls: %llu and %llu", i,
+		       (unsigned long long)a->v[1], (unsigned long long)b->v[1]);
 	}
 	json(0, 0, "resume-hypercalls-skip-on", on.resumes, -1);
 	json(0, 0, "resume-hypercalls-skip-off", off.resumes, -1);
-	check(on.resumes < off.resumes && on.skips > 0,
-	      "c: skipping: %llu resume hypercalls (%llu skipped) instead of %llu",
-	      (unsigned long long)on.resumes, (unsigned long long)on.skips,
-	      (unsigned long long)off.resumes);
+	report(on.resumes < off.resumes && on.skips > 0,
+	       "c: skipping: %llu resume hypercalls (%llu skipped) instead of %llu",
+	       (unsigned long long)on.resumes, (unsigned long long)on.skips,
+	       (unsigned long long)off.resumes);
 }
 
 /* d: i-mode sampling threads yielding to each other. */
@@ -446,18 +431,18 @@ static void test_imode(uint64_t k, uint64_t period)
 		json(r[i].vcpu, r[i].tid, "overflows", r[i].notified, (long long)want);
 		json(r[i].vcpu, r[i].tid, "instructions-imode", r[i].ievents, (long long)events);
 		json(r[i].vcpu, r[i].tid, "branches", r[i].v[1], (long long)yields_branches(k));
-		check(!r[i].rc && r[i].notified == want && r[i].ievents == events &&
-		      r[i].v[1] == yields_branches(k),
-		      "d: thread %u, period %llu: %llu notifications for %llu events, a-mode "
-		      "branches beside exact", r[i].tid, (unsigned long long)r[i].period,
-		      (unsigned long long)r[i].notified, (unsigned long long)events);
-		check(r[i].rips_ok, "d: thread %u: every notification found it in its own window",
-		      r[i].tid);
+		report(!r[i].rc && r[i].notified == want && r[i].ievents == events &&
+		       r[i].v[1] == yields_branches(k),
+		       "d: thread %u, period %llu: %llu notifications for %llu events, a-mode "
+		       "branches beside exact", r[i].tid, (unsigned long long)r[i].period,
+		       (unsigned long long)r[i].notified, (unsigned long long)events);
+		report(r[i].rips_ok, "d: thread %u: every notification found it in its own window",
+		       r[i].tid);
 	}
 	/* Period 16 overflows on yields: the thread is switched out before the interrupt. */
-	check(r[0].late > 0 && r[0].late <= r[0].notified,
-	      "d: %llu of %llu notifications reached a thread suspended before its interrupt",
-	      (unsigned long long)r[0].late, (unsigned long long)r[0].notified);
+	report(r[0].late > 0 && r[0].late <= r[0].notified,
+	       "d: %llu of %llu notifications reached a thread suspended before its interrupt",
+	       (unsigned long long)r[0].late, (unsigned long long)r[0].notified);
 }
 
 /*
@@ -539,13 +524,13 @@ static void test_papi(uint64_t n)
 	json(p.vcpu, p.tid, "papi-br-ins-sampled", (uint64_t)p.sampled[1], p.counted[1]);
 	json(p.vcpu, p.tid, "papi-tot-cyc", (uint64_t)p.counted[2], -1);
 	json(p.vcpu, p.tid, "papi-overflows", p.s.calls, want);
-	check(!p.err && p.counted[0] >= 4 * (long long)n && p.counted[1] > (long long)n &&
-	      p.sampled[0] == p.counted[0] && p.sampled[1] == p.counted[1] && p.counted[2] > 0,
-	      "p: PAPI_TOT_INS %lld and PAPI_BR_INS %lld, the same counted and sampled",
-	      p.counted[0], p.counted[1]);
-	check(!p.err && (long long)p.s.calls == want && !p.s.nowhere,
-	      "p: papi_overflow every %u instructions: %llu handler calls, each with its address",
-	      PAPI_THRESHOLD, (unsigned long long)p.s.calls);
+	report(!p.err && p.counted[0] >= 4 * (long long)n && p.counted[1] > (long long)n &&
+	       p.sampled[0] == p.counted[0] && p.sampled[1] == p.counted[1] && p.counted[2] > 0,
+	       "p: PAPI_TOT_INS %lld and PAPI_BR_INS %lld, the same counted and sampled",
+	       p.counted[0], p.counted[1]);
+	report(!p.err && (long long)p.s.calls == want && !p.s.nowhere,
+	       "p: papi_overflow every %u instructions: %llu handler calls, each with its address",
+	       PAPI_THRESHOLD, (unsigned long long)p.s.calls);
 }
 
 static uint64_t arg_number(int argc, char **argv, const char *key, uint64_t fallback)
@@ -585,8 +570,8 @@ int main(int argc, char **argv)
 
 	domain = arg_string(argc, argv, "domain=", domain);
 	if (!kpmu_init(argc, argv)) {
-		printf("not ok 1 - the PMU driver started\npvtest: 1 of 1 tests failed\n");
-		return 1;
+		report(false, "the PMU driver started");
+		return report_summary();
 	}
 	mode_name = kpmu_mode() == KPMU_MODE_PV ? "pv" : "hvm";
 	if (reads < 2 || reads > MAX_READS || !n || !yields || !period) {
@@ -604,6 +589,5 @@ int main(int argc, char **argv)
 	if (strchr(which, 'p'))
 		test_papi(n);
 	kpmu_report();
-	printf("pvtest: %d of %d tests failed\n", failures, tests);
-	return failures;
+	return report_summary();
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "guest-stub/kernel/kernel.h"
+#include "guest-stub/lib/report.h"
 
 #define IPI_VECTOR	0x40
 #define WAIT_WAKEUPS	5000	/* timer ticks: seconds natively, minutes of Bochs */
@@ -61,18 +62,6 @@ static int probe(void *arg)
 	return 0;
 }
 
-static int failures, tests;
-
-static void check(bool ok, const char *what, unsigned a, unsigned b)
-{
-	tests++;
-	if (!ok)
-		failures++;
-	printf("%sok %d - vcpu %u: ", ok ? "" : "not ", tests, a);
-	printf(what, b);
-	printf("\n");
-}
-
 int main(int argc, char **argv)
 {
 	static struct probe probes[KCPU_MAX];
@@ -97,11 +86,11 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < n; i++) {
 		struct probe *p = &probes[i];
 
-		check(p->apic_id == i, "local APIC ID is %u", i, p->apic_id);
-		check(p->vcpu == i && p->smp_id == i, "pinned thread ran there (smp_id %u)", i,
-		      p->smp_id);
-		check(p->turn_came && p->ipi_arrived, "IPI to vcpu %u arrived", i, (i + 1) % n);
+		report(p->apic_id == i, "vcpu %u: local APIC ID is %u", i, p->apic_id);
+		report(p->vcpu == i && p->smp_id == i,
+		       "vcpu %u: pinned thread ran there (smp_id %u)", i, p->smp_id);
+		report(p->turn_came && p->ipi_arrived, "vcpu %u: IPI to vcpu %u arrived", i,
+		       (i + 1) % n);
 	}
-	printf("smp: %d of %d tests failed\n", failures, tests);
-	return failures;
+	return report_summary();
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "guest-stub/kernel/kernel.h"
+#include "guest-stub/lib/report.h"
 
 #define WORKERS		4
 #define BASE_TERMS	40000	/* worker k sums (k + 2) * BASE_TERMS / 2 terms, ~8 insns each */
@@ -110,19 +111,6 @@ static int worker(void *arg)
 	return EXIT_BASE + (int)w->index;
 }
 
-static int failures, tests;
-
-static void check(bool ok, const char *fmt, unsigned arg)
-{
-	char name[80];
-
-	snprintf(name, sizeof(name), fmt, arg);
-	tests++;
-	if (!ok)
-		failures++;
-	printf("%sok %d - %s\n", ok ? "" : "not ", tests, name);
-}
-
 static bool migrate_asked(int argc, char **argv)
 {
 	for (int i = 0; i < argc; i++)
@@ -160,11 +148,11 @@ int main(int argc, char **argv)
 
 		/* The reference: the closed form, and the same float sum computed here by main. */
 		series(n, &squares, &harmonic);
-		check(w->squares == n * (n + 1) * (2 * n + 1) / 6 && w->squares == squares &&
-		      memcmp(&w->harmonic, &harmonic, sizeof(harmonic)) == 0,
-		      "worker %u: sums right", k);
-		check(code[k] == EXIT_BASE + (int)k, "worker %u: exit code from join", k);
-		check(w->smp_id_ok, "worker %u: smp_id is the VCPU it runs on", k);
+		report(w->squares == n * (n + 1) * (2 * n + 1) / 6 && w->squares == squares &&
+		       memcmp(&w->harmonic, &harmonic, sizeof(harmonic)) == 0,
+		       "worker %u: sums right", k);
+		report(code[k] == EXIT_BASE + (int)k, "worker %u: exit code from join", k);
+		report(w->smp_id_ok, "worker %u: smp_id is the VCPU it runs on", k);
 		cpl3 &= w->cpl == 3;
 		preempted |= w->resumes > 1;
 		moved |= __builtin_popcountll(w->vcpu_mask) > 1;
@@ -173,15 +161,14 @@ int main(int argc, char **argv)
 		hooks_ok &= w->tid < MAX_TID && hook_in[w->tid] == hook_out[w->tid] &&
 			    hook_in[w->tid] >= w->resumes;
 	}
-	check(cpl3, "user threads ran at CPL %u", 3);
-	check(hooks_ok, "switch hooks called in pairs for all %u workers", WORKERS);
+	report(cpl3, "user threads ran at CPL 3");
+	report(hooks_ok, "switch hooks called in pairs for all %u workers", WORKERS);
 	/* Only the timer switches workers; it shows only when workers share a VCPU. */
 	if (WORKERS > ncpus)
-		check(preempted, "timer preemption: a worker resumed more than %u time", 1);
+		report(preempted, "timer preemption: a worker resumed more than 1 time");
 	if (migrate)
-		check(moved, "migrate=random: a worker ran on more than %u VCPU", 1);
+		report(moved, "migrate=random: a worker ran on more than 1 VCPU");
 	else
-		check(stayed, "no migration: each worker ran on %u VCPU", 1);
-	printf("threads: %d of %d tests failed\n", failures, tests);
-	return failures;
+		report(stayed, "no migration: each worker ran on 1 VCPU");
+	return report_summary();
 }

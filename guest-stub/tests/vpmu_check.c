@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "guest-stub/kernel/kernel.h"
-#include "guest-stub/tests/vpmu_test.h"
+#include "guest-stub/lib/report.h"
+#include "guest-stub/lib/vpmu_test.h"
+#include "guest-stub/rt/rt.h"
 
 #define MSR_PMC(i)		(MSR_PMC0 + (i))
 #define MSR_A_PMC(i)		(MSR_A_PMC0 + (i))
@@ -169,7 +171,7 @@ static void check_cpuid(const struct cpuid_rule *r, size_t n)
 		struct rt_cpuid_regs c = rt_cpuid(r->leaf, 0);
 		uint32_t regs[] = { c.eax, c.ebx, c.ecx, c.edx }, got = regs[r->reg] & r->mask;
 
-		vt_report(got == r->want, "%s (%#x)", r->name, got);
+		report(got == r->want, "%s (%#x)", r->name, got);
 	}
 }
 
@@ -202,23 +204,23 @@ static void check_rule(const struct rule *r)
 		break;
 	}
 	if (done == r->gp)
-		vt_report(false, "%s: %s", r->name, done ? "no #GP" : "#GP");
+		report(false, "%s: %s", r->name, done ? "no #GP" : "#GP");
 	else if (r->op == WR ? !r->shows : r->gp)
-		vt_report(true, "%s", r->name);	/* a #GP as wanted, nothing to read back */
+		report(true, "%s", r->name);	/* a #GP as wanted, nothing to read back */
 	else
-		vt_report(got == r->want, "%s (%#llx)", r->name, (unsigned long long)got);
+		report(got == r->want, "%s (%#llx)", r->name, (unsigned long long)got);
 }
 
 /* SDM Vol. 3A table 10-1: GLOBAL_CTRL enables the GP counters at power-on, the rest is 0. */
 static void check_reset(void)
 {
-	for (size_t i = 0; i < VT_NMSRS; i++) {
+	for (size_t i = 0; i < vt_nmsrs; i++) {
 		uint64_t got = 0;
 		bool done = vt_rdmsr(vt_msrs[i].msr, &got);
 
-		vt_report(done && got == vt_msrs[i].reset, "%s reads %#llx at reset (%s%#llx)",
-			  vt_msrs[i].name, (unsigned long long)vt_msrs[i].reset,
-			  done ? "" : "#GP, ", (unsigned long long)got);
+		report(done && got == vt_msrs[i].reset, "%s reads %#llx at reset (%s%#llx)",
+		       vt_msrs[i].name, (unsigned long long)vt_msrs[i].reset,
+		       done ? "" : "#GP, ", (unsigned long long)got);
 	}
 }
 
@@ -238,23 +240,23 @@ static void check_overflow(void)
 	vt_wrmsr(MSR_FIXED_CTR_CTRL, FIXED_OS);
 	vt_window(MSR_GLOBAL_CTRL, GLOBAL_FIXED(0));
 	status = vt_read(MSR_GLOBAL_STATUS);
-	vt_report(status == (1 | GLOBAL_FIXED(0)),
-		  "PMC0 and FIXED_CTR0 wrapping set GLOBAL_STATUS bits 0 and 32 (%#llx)",
-		  (unsigned long long)status);
+	report(status == (1 | GLOBAL_FIXED(0)),
+	       "PMC0 and FIXED_CTR0 wrapping set GLOBAL_STATUS bits 0 and 32 (%#llx)",
+	       (unsigned long long)status);
 	pmc = vt_read(MSR_PMC0);
 	fixed = vt_read(MSR_FIXED_CTR0);
-	vt_report(pmc == VT_WINDOW - 1 && fixed == VT_WINDOW - 1,
-		  "from 2^48 - 1 PMC0 and FIXED_CTR0 wrap and count on: %llu and %llu of %d",
-		  (unsigned long long)pmc, (unsigned long long)fixed, VT_WINDOW - 1);
+	report(pmc == VT_WINDOW - 1 && fixed == VT_WINDOW - 1,
+	       "from 2^48 - 1 PMC0 and FIXED_CTR0 wrap and count on: %llu and %llu of %d",
+	       (unsigned long long)pmc, (unsigned long long)fixed, VT_WINDOW - 1);
 	vt_wrmsr(MSR_GLOBAL_OVF_CTRL, 1);
 	status = vt_read(MSR_GLOBAL_STATUS);
-	vt_report(status == GLOBAL_FIXED(0),
-		  "GLOBAL_OVF_CTRL bit 0 clears GLOBAL_STATUS bit 0 only (%#llx)",
-		  (unsigned long long)status);
+	report(status == GLOBAL_FIXED(0),
+	       "GLOBAL_OVF_CTRL bit 0 clears GLOBAL_STATUS bit 0 only (%#llx)",
+	       (unsigned long long)status);
 	vt_wrmsr(MSR_GLOBAL_OVF_CTRL, GLOBAL_FIXED(0));
 	status = vt_read(MSR_GLOBAL_STATUS);
-	vt_report(!status, "GLOBAL_OVF_CTRL bit 32 clears GLOBAL_STATUS bit 32 (%#llx)",
-		  (unsigned long long)status);
+	report(!status, "GLOBAL_OVF_CTRL bit 32 clears GLOBAL_STATUS bit 32 (%#llx)",
+	       (unsigned long long)status);
 }
 
 /*
@@ -283,7 +285,7 @@ static void check_never(void)
 		vt_wrmsr(MSR_PERFEVTSEL0, EVTSEL_EN | EVTSEL_OS | never[i].evtsel);
 		vt_window(MSR_GLOBAL_CTRL, 1);
 		got = vt_read(MSR_PMC0);
-		vt_report(!got, "%s never counts (%llu)", never[i].name, (unsigned long long)got);
+		report(!got, "%s never counts (%llu)", never[i].name, (unsigned long long)got);
 	}
 }
 
@@ -302,9 +304,9 @@ static void check_cycles(void)
 	tsc = rt_rdtsc() - tsc;
 	core = vt_read(MSR_FIXED_CTR0 + 1);
 	ref = vt_read(MSR_FIXED_CTR0 + 2);
-	vt_report(core && core <= tsc && ref && ref <= tsc,
-		  "FIXED_CTR1, FIXED_CTR2 count cycles: %llu and %llu, TSC %llu",
-		  (unsigned long long)core, (unsigned long long)ref, (unsigned long long)tsc);
+	report(core && core <= tsc && ref && ref <= tsc,
+	       "FIXED_CTR1, FIXED_CTR2 count cycles: %llu and %llu, TSC %llu",
+	       (unsigned long long)core, (unsigned long long)ref, (unsigned long long)tsc);
 }
 
 /*
@@ -357,8 +359,8 @@ static void check_rings(unsigned cpl)
 	for (unsigned k = 0; k < BRACKET_READS; k++) {
 		uint32_t got = bracket_last[k] - bracket_first[k];
 
-		vt_report(got == (counts[k] ? BRACKET : 0), "%s at CPL %u: %u of %u instructions",
-			  what[k], cpl, got, counts[k] ? BRACKET : 0);
+		report(got == (counts[k] ? BRACKET : 0), "%s at CPL %u: %u of %u instructions",
+		       what[k], cpl, got, counts[k] ? BRACKET : 0);
 	}
 	vt_pmu_quiet();
 }
@@ -404,16 +406,16 @@ static void check_user(void)
 	preset();
 	set_pce(false);
 	worked = run_user(user_rdpmc);
-	vt_report(!(worked & 1), "RDPMC 0 at CPL 3 with CR4.PCE clear #GP");
-	vt_report(!(worked & 2), "RDPMC 0x40000000 at CPL 3 with CR4.PCE clear #GP");
+	report(!(worked & 1), "RDPMC 0 at CPL 3 with CR4.PCE clear #GP");
+	report(!(worked & 2), "RDPMC 0x40000000 at CPL 3 with CR4.PCE clear #GP");
 	set_pce(true);
 	worked = run_user(user_rdpmc);
-	vt_report((worked & 1) && user_values[0] == PRESET_GP(0),
-		  "RDPMC 0 at CPL 3 with CR4.PCE set reads PMC0 (%s%#llx)",
-		  worked & 1 ? "" : "#GP, ", (unsigned long long)user_values[0]);
-	vt_report((worked & 2) && user_values[1] == PRESET_FIXED(0),
-		  "RDPMC 0x40000000 at CPL 3 with CR4.PCE set reads FIXED_CTR0 (%s%#llx)",
-		  worked & 2 ? "" : "#GP, ", (unsigned long long)user_values[1]);
+	report((worked & 1) && user_values[0] == PRESET_GP(0),
+	       "RDPMC 0 at CPL 3 with CR4.PCE set reads PMC0 (%s%#llx)",
+	       worked & 1 ? "" : "#GP, ", (unsigned long long)user_values[0]);
+	report((worked & 2) && user_values[1] == PRESET_FIXED(0),
+	       "RDPMC 0x40000000 at CPL 3 with CR4.PCE set reads FIXED_CTR0 (%s%#llx)",
+	       worked & 2 ? "" : "#GP, ", (unsigned long long)user_values[1]);
 	if (worked != 3)
 		return;	/* the bracket's own RDPMCs would fault */
 	program_rings();
@@ -426,13 +428,13 @@ static int check_off(void)
 	uint64_t val;
 
 	check_cpuid(cpuid_off, ARRAY_SIZE(cpuid_off));
-	for (size_t i = 0; i < VT_NMSRS; i++) {
-		vt_report(!vt_rdmsr(vt_msrs[i].msr, &val), "pmu=off: %s read #GP", vt_msrs[i].name);
-		vt_report(!vt_wrmsr(vt_msrs[i].msr, 0), "pmu=off: %s write #GP", vt_msrs[i].name);
+	for (size_t i = 0; i < vt_nmsrs; i++) {
+		report(!vt_rdmsr(vt_msrs[i].msr, &val), "pmu=off: %s read #GP", vt_msrs[i].name);
+		report(!vt_wrmsr(vt_msrs[i].msr, 0), "pmu=off: %s write #GP", vt_msrs[i].name);
 	}
-	vt_report(!vt_rdpmc(0, &val), "pmu=off: RDPMC 0 #GP");
-	vt_report(!vt_rdpmc(RDPMC_FIXED, &val), "pmu=off: RDPMC 0x40000000 #GP");
-	return vt_summary("vpmu_check");
+	report(!vt_rdpmc(0, &val), "pmu=off: RDPMC 0 #GP");
+	report(!vt_rdpmc(RDPMC_FIXED, &val), "pmu=off: RDPMC 0x40000000 #GP");
+	return report_summary();
 }
 
 int main(int argc, char **argv)
@@ -453,5 +455,5 @@ int main(int argc, char **argv)
 	bracket(bracket_first, bracket_last);
 	check_rings(0);
 	check_user();
-	return vt_summary("vpmu_check");
+	return report_summary();
 }

@@ -4,18 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guest-stub/lib/report.h"
+#include "guest-stub/lib/vpmu_test.h"
 #include "guest-stub/rt/rt.h"
 
-#define PERFEVTSEL0	0x186
-#define PMC0		0xC1
-#define FIXED_CTR0	0x309
-#define FIXED_CTRL	0x38D
-#define GLOBAL_CTRL	0x38F
-#define EVTSEL_USR	(1u << 16)
-#define EVTSEL_OS	(1u << 17)
-#define EVTSEL_EN	(1u << 22)
-#define EV_INSTRUCTIONS	0xC0
-#define EV_BRANCHES	0xC4
 #define LOOP_INSNS	4	/* nop; nop; dec; jnz */
 
 /*
@@ -44,19 +36,17 @@ static void window(uint32_t msr, uint64_t on, uint64_t n)
 			 : "rsi", "memory");
 }
 
-static int failures, checks;
 /* expect=more: vcpu accounting adds the hypervisor's work, so counts may only exceed the loop's. */
 static bool expect_more;
 
-static void report(const char *name, uint64_t got, uint64_t want)
+/* One count, exact or (expect=more) at least the loop's, and its JSON line for the checks. */
+static void count_report(const char *name, uint64_t got, uint64_t want)
 {
-	bool ok = expect_more ? got >= want : got == want;
-
-	checks++;
-	if (!ok)
-		failures++;
-	printf("%s %d - %s: measured %llu expected %llu%s\n", ok ? "ok" : "not ok", checks, name,
-	       (unsigned long long)got, (unsigned long long)want, expect_more ? " or more" : "");
+	if (expect_more)
+		report(got >= want, "%s: measured %llu expected %llu or more", name,
+		       (unsigned long long)got, (unsigned long long)want);
+	else
+		report_value(name, got, want);
 	printf("{\"event\": \"%s\", \"measured\": %llu, \"expected\": %llu, \"extra\": %llu}\n",
 	       name, (unsigned long long)got, (unsigned long long)want,
 	       (unsigned long long)(got - want));
@@ -65,23 +55,29 @@ static void report(const char *name, uint64_t got, uint64_t want)
 /* One counting window on GP counter 0; RDMSR and RDPMC must agree. */
 static void gp_count(const char *name, uint32_t event, uint64_t n, uint64_t want)
 {
-	rt_wrmsr(PMC0, 0);
-	window(PERFEVTSEL0, event | EVTSEL_USR | EVTSEL_OS | EVTSEL_EN, n);
-	if (rt_rdpmc(0) != rt_rdmsr(PMC0))
-		printf("not ok - RDPMC and RDMSR disagree: %llu %llu\n",
-		       (unsigned long long)rt_rdpmc(0), (unsigned long long)rt_rdmsr(PMC0));
-	report(name, rt_rdmsr(PMC0), want);
+	uint64_t pmc, msr;
+
+	rt_wrmsr(MSR_PMC0, 0);
+	window(MSR_PERFEVTSEL0, event | EVTSEL_USR | EVTSEL_OS | EVTSEL_EN, n);
+	pmc = rt_rdpmc(0);
+	msr = rt_rdmsr(MSR_PMC0);
+	/* A check only when it fails, so that the other checks keep their numbers. */
+	if (pmc != msr)
+		report(false, "%s: RDPMC and RDMSR disagree: %llu %llu", name,
+		       (unsigned long long)pmc, (unsigned long long)msr);
+	count_report(name, msr, want);
 }
 
 /* Fixed counter 0 (instructions) at OS and USR, started and stopped by GLOBAL_CTRL bit 32. */
 static void fixed_count(uint64_t n)
 {
-	rt_wrmsr(FIXED_CTR0, 0);
-	rt_wrmsr(FIXED_CTRL, 0x3);
-	rt_wrmsr(GLOBAL_CTRL, 0);
-	window(GLOBAL_CTRL, 1ull << 32, n);
-	report("instructions-fixed0", rt_rdpmc(1u << 30), n * LOOP_INSNS + WINDOW_CONSTANT);
-	rt_wrmsr(GLOBAL_CTRL, 0xF);
+	rt_wrmsr(MSR_FIXED_CTR0, 0);
+	rt_wrmsr(MSR_FIXED_CTR_CTRL, FIXED_OS | FIXED_USR);
+	rt_wrmsr(MSR_GLOBAL_CTRL, 0);
+	window(MSR_GLOBAL_CTRL, GLOBAL_FIXED(0), n);
+	count_report("instructions-fixed0", rt_rdpmc(RDPMC_FIXED),
+		     n * LOOP_INSNS + WINDOW_CONSTANT);
+	rt_wrmsr(MSR_GLOBAL_CTRL, 0xF);
 }
 
 int main(int argc, char **argv)
@@ -101,10 +97,10 @@ int main(int argc, char **argv)
 	printf("vpmu_count: CPUID.0AH eax=%#x ebx=%#x edx=%#x, n=%llu, only=%s\n", a.eax, a.ebx,
 	       a.edx, (unsigned long long)n, only);
 	if ((a.eax & 0xFF) < 2 || !n) {
-		printf("not ok 1 - no architectural PMU version 2 in CPUID.0AH (or n=0)\n");
-		return 1;
+		report(false, "no architectural PMU version 2 in CPUID.0AH (or n=0)");
+		return report_summary();
 	}
-	rt_wrmsr(GLOBAL_CTRL, 0xF);
+	rt_wrmsr(MSR_GLOBAL_CTRL, 0xF);
 	if (!strcmp(only, "all") || !strcmp(only, "instructions")) {
 		gp_count("instructions-gp", EV_INSTRUCTIONS, n, n * LOOP_INSNS + WINDOW_CONSTANT);
 		gp_count("instructions-gp-2n", EV_INSTRUCTIONS, 2 * n,
@@ -114,6 +110,5 @@ int main(int argc, char **argv)
 		gp_count("branches-gp", EV_BRANCHES, n, n);
 	if (!strcmp(only, "all") || !strcmp(only, "fixed"))
 		fixed_count(n);
-	printf("vpmu_count: %d checks, %d failed\n", checks, failures);
-	return failures;
+	return report_summary();
 }

@@ -1,10 +1,13 @@
 /* Hammers PMU MSRs and RDPMC with seeded garbage, surviving each #GP; then counts exactly. */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "guest-stub/tests/vpmu_test.h"
+#include "guest-stub/lib/report.h"
+#include "guest-stub/lib/vpmu_test.h"
+#include "guest-stub/rt/rt.h"
 
 /* Every PMU MSR run with a neighbour below and room for 8 counters above (SDM Vol. 4 table 2-2). */
 static const struct msr_range {
@@ -70,7 +73,7 @@ static uint64_t garbage(void)
 
 static const struct vt_msr *pmu_msr(uint32_t msr)
 {
-	for (size_t i = 0; i < VT_NMSRS; i++)
+	for (size_t i = 0; i < vt_nmsrs; i++)
 		if (vt_msrs[i].msr == msr)
 			return &vt_msrs[i];
 	return NULL;
@@ -158,9 +161,9 @@ static void check_alive(void)
 	vt_window(MSR_GLOBAL_CTRL, 1 | GLOBAL_FIXED(0));
 	pmc = vt_read(MSR_PMC0);
 	fixed = vt_read(MSR_FIXED_CTR0);
-	vt_report(pmc == VT_WINDOW && fixed == VT_WINDOW,
-		  "alive: a window of %d instructions counts %llu on PMC0, %llu on FIXED_CTR0",
-		  VT_WINDOW, (unsigned long long)pmc, (unsigned long long)fixed);
+	report(pmc == VT_WINDOW && fixed == VT_WINDOW,
+	       "alive: a window of %d instructions counts %llu on PMC0, %llu on FIXED_CTR0",
+	       VT_WINDOW, (unsigned long long)pmc, (unsigned long long)fixed);
 }
 
 int main(int argc, char **argv)
@@ -181,13 +184,13 @@ int main(int argc, char **argv)
 		hammer_one();
 	printf("vpmu_hammer: %u RDMSR, %u WRMSR, %u RDPMC, %u #GP recovered\n", st.reads,
 	       st.writes, st.rdpmcs, st.gps);
-	vt_report(!st.bad_read, "RDMSR #GP exactly outside the 20 PMU MSRs: %u wrong of %u",
-		  st.bad_read, st.reads);
-	vt_report(!st.bad_write, "WRMSR #GP outside the PMU and on read-only MSRs, never for 0: "
-		  "%u wrong of %u", st.bad_write, st.writes);
-	vt_report(!st.bad_rdpmc, "RDPMC #GP exactly for bad indexes: %u wrong of %u", st.bad_rdpmc,
-		  st.rdpmcs);
-	vt_report(!st.too_wide, "every counter value read fits 48 bits: %u wider", st.too_wide);
+	report(!st.bad_read, "RDMSR #GP exactly outside the 20 PMU MSRs: %u wrong of %u",
+	       st.bad_read, st.reads);
+	report(!st.bad_write, "WRMSR #GP outside the PMU and on read-only MSRs, never for 0: "
+	       "%u wrong of %u", st.bad_write, st.writes);
+	report(!st.bad_rdpmc, "RDPMC #GP exactly for bad indexes: %u wrong of %u", st.bad_rdpmc,
+	       st.rdpmcs);
+	report(!st.too_wide, "every counter value read fits 48 bits: %u wider", st.too_wide);
 	check_alive();
-	return vt_summary("vpmu_hammer");
+	return report_summary();
 }

@@ -2,15 +2,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "guest-stub/tests/vpmu_test.h"
+#include "guest-stub/lib/report.h"
+#include "guest-stub/lib/vpmu_test.h"
+#include "guest-stub/rt/rt.h"
+#include "include/x86/apic.h"
 
-/* The guest's local xAPIC (SDM Vol. 3A 11.4.1, table 11-1). */
-#define APIC_BASE	0xFEE00000
-#define APIC_EOI	0xB0
-#define APIC_SPIV	0xF0
-#define APIC_LVTPC	0x340
-#define SPIV_ENABLE	(1u << 8)
-#define LVT_MASKED	(1u << 16)
 #define PMI_VECTOR	0x40
 #define SPURIOUS_VECTOR	0xFF
 
@@ -29,14 +25,14 @@ __asm__(".text\n"
 	"mov 8(%rsp), %rax\n\t"
 	"mov %rax, pmi_rip(%rip)\n\t"
 	"incl pmi_count(%rip)\n\t"
-	"mov $" VT_STR(APIC_BASE) " + " VT_STR(APIC_EOI) ", %eax\n\t"
+	"mov $" VT_STR(APIC_DEFAULT_BASE) " + " VT_STR(APIC_EOI) ", %eax\n\t"
 	"movl $0, (%rax)\n\t"
 	"pop %rax\n\t"
 	"iretq\n");
 
 static volatile uint32_t *apic(unsigned off)
 {
-	return (volatile uint32_t *)(uintptr_t)(APIC_BASE + off);
+	return (volatile uint32_t *)(uintptr_t)(APIC_DEFAULT_BASE + off);
 }
 
 /*
@@ -81,34 +77,34 @@ static void run_case(const struct pmi_case *c)
 	bool masked;
 
 	program(c);
-	*apic(APIC_LVTPC) = PMI_VECTOR;
+	*apic(APIC_LVT_PMC) = PMI_VECTOR;
 	pmi_count = 0;
 	pmi_rip = 0;
 	__asm__ volatile("sti" : : : "memory");
 	vt_window(MSR_GLOBAL_CTRL, 1ull << c->bit);
 	__asm__ volatile("cli" : : : "memory");
 	status = vt_read(MSR_GLOBAL_STATUS);
-	masked = *apic(APIC_LVTPC) & LVT_MASKED;
+	masked = *apic(APIC_LVT_PMC) & APIC_LVT_MASKED;
 	count = vt_read(c->bit < 32 ? MSR_PMC0 + c->bit : MSR_FIXED_CTR0);
 
-	vt_report(pmi_count == c->pmi, "%s: %u PMI(s), want %u", c->name, pmi_count, c->pmi);
+	report(pmi_count == c->pmi, "%s: %u PMI(s), want %u", c->name, pmi_count, c->pmi);
 	if (c->pmi)
-		vt_report(pmi_rip == want_rip, "%s: PMI returns to %#llx, right after the %u-th "
-			  "instruction (want %#llx: zero skid)", c->name,
-			  (unsigned long long)pmi_rip, c->m, (unsigned long long)want_rip);
+		report(pmi_rip == want_rip, "%s: PMI returns to %#llx, right after the %u-th "
+		       "instruction (want %#llx: zero skid)", c->name,
+		       (unsigned long long)pmi_rip, c->m, (unsigned long long)want_rip);
 	/* SDM Vol. 3B 20.2.2: the overflow sets the status bit whether or not a PMI comes. */
-	vt_report(status == 1ull << c->bit, "%s: GLOBAL_STATUS %#llx", c->name,
-		  (unsigned long long)status);
+	report(status == 1ull << c->bit, "%s: GLOBAL_STATUS %#llx", c->name,
+	       (unsigned long long)status);
 	/* SDM Vol. 3A 11.5.1 (figure 11-8 note): delivering the PMI masks LVTPC. */
-	vt_report(masked == c->pmi, "%s: LVTPC mask bit %s after the window", c->name,
-		  masked ? "set" : "clear");
+	report(masked == c->pmi, "%s: LVTPC mask bit %s after the window", c->name,
+	       masked ? "set" : "clear");
 	/* The counter counts on through the wrap, and the handler's instructions. */
-	vt_report(count == want_count, "%s: counter %llu after the window, want %llu", c->name,
-		  (unsigned long long)count, (unsigned long long)want_count);
+	report(count == want_count, "%s: counter %llu after the window, want %llu", c->name,
+	       (unsigned long long)count, (unsigned long long)want_count);
 	vt_wrmsr(MSR_GLOBAL_OVF_CTRL, 1ull << c->bit);
 	status = vt_read(MSR_GLOBAL_STATUS);
-	vt_report(!status, "%s: GLOBAL_OVF_CTRL clears GLOBAL_STATUS (%#llx)", c->name,
-		  (unsigned long long)status);
+	report(!status, "%s: GLOBAL_OVF_CTRL clears GLOBAL_STATUS (%#llx)", c->name,
+	       (unsigned long long)status);
 }
 
 int main(void)
@@ -116,8 +112,8 @@ int main(void)
 	vt_gp_install();
 	rt_idt_set_gate(PMI_VECTOR, pmi_entry, 0);
 	/* SDM Vol. 3A 11.4.7.2: LVT entries only take writes while the APIC is software-enabled. */
-	*apic(APIC_SPIV) = SPIV_ENABLE | SPURIOUS_VECTOR;
+	*apic(APIC_SPIV) = APIC_SPIV_ENABLE | SPURIOUS_VECTOR;
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		run_case(&cases[i]);
-	return vt_summary("vpmu_pmi");
+	return report_summary();
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guest-stub/lib/report.h"
 #include "guest-stub/workloads/harness.h"
 #include "guest-stub/workloads/workloads.h"
 
@@ -69,7 +70,7 @@ static void emit(const struct wl_thread *th, const char *event, uint64_t got, ui
 }
 
 /* Instructions and branches are exact; time has no exact expectation (the report compares it). */
-static void report(const struct wl_thread *th)
+static void check_thread(const struct wl_thread *th)
 {
 	const struct mb_result *r = &results[th->index];
 	struct wl_counts e1 = wl_mbench_expect(iterations), e0 = wl_mbench_expect(0);
@@ -113,6 +114,6 @@ int main(int argc, char **argv)
 		th[k].fn = worker;
 	wl_run_threads(&opts, th, opts.threads);
 	for (unsigned k = 0; k < opts.threads; k++)
-		report(&th[k]);
-	return wl_finish("microbench");
+		check_thread(&th[k]);
+	return report_summary();
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guest-stub/lib/report.h"
 #include "guest-stub/workloads/harness.h"
 #include "guest-stub/workloads/workloads.h"
 
@@ -94,7 +95,7 @@ static void emit(const struct wl_thread *th, const char *event, uint64_t got, ui
 		.measured = got, .expected = want, .has_expected = exact, .raw = got });
 }
 
-static void report(const struct wl_thread *th)
+static void check_thread(const struct wl_thread *th)
 {
 	const struct ovf_thread *t = &ovf[th->index];
 	struct wl_counts e1 = wl_mbench_expect(iterations), e0 = wl_mbench_expect(0);
@@ -142,7 +143,7 @@ int main(int argc, char **argv)
 		th[k].fn = worker;
 	wl_run_threads(&opts, th, opts.threads);
 	for (unsigned k = 0; k < opts.threads; k++)
-		report(&th[k]);
+		check_thread(&th[k]);
 	wl_check(!ovf[0].foreign, "no notification reached another thread's event set");
-	return wl_finish("ovf_threads");
+	return report_summary();
 }

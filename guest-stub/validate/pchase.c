@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guest-stub/lib/report.h"
 #include "guest-stub/workloads/harness.h"
 #include "guest-stub/workloads/profile.h"
 #include "guest-stub/workloads/symtab.h"
@@ -209,5 +210,5 @@ int main(int argc, char **argv)
 	}
 	wl_profile_print(domain, "domain", TOP);
 	judge(NULL, domain, "domain", opts.threads);
-	return wl_finish("pchase");
+	return report_summary();
 }

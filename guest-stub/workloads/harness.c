@@ -4,10 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guest-stub/lib/report.h"
 #include "guest-stub/rt/rt.h"
 #include "guest-stub/workloads/harness.h"
 
-static int checks, failures;
+#define WL_CHECK_LEN	160	/* longer than any check's text */
+
 static const struct wl_meter *thread_meter;	/* wl_run_threads()'s, for its threads */
 
 struct wl_options wl_init(const char *guest, unsigned threads, int argc, char **argv)
@@ -68,23 +70,14 @@ void wl_run_threads(const struct wl_options *o, struct wl_thread *th, unsigned c
 
 bool wl_check(bool ok, const char *fmt, ...)
 {
+	char what[WL_CHECK_LEN];
 	va_list ap;
 
-	checks++;
-	if (!ok)
-		failures++;
-	printf("%sok %d - ", ok ? "" : "not ", checks);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	printf("\n");
+	report(ok, "%s", what);
 	return ok;
-}
-
-int wl_finish(const char *guest)
-{
-	printf("%s: %d checks, %d failed\n", guest, checks, failures);
-	return failures;
 }
 
 void wl_emit(const struct wl_options *o, const struct wl_value *v)
@@ -137,5 +130,5 @@ int wl_run_timed(const struct wl_options *o, const char *guest, const char *work
 		if (wl_check(th[k].code == 0, "thread %u: ran, timed by the TSC", k))
 			wl_emit(o, &(struct wl_value){ .workload = workload, .event = "tsc",
 				.thread = &th[k], .measured = timed_tsc[k], .raw = timed_tsc[k] });
-	return wl_finish(guest);
+	return report_summary();
 }

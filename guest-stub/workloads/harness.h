@@ -38,11 +38,11 @@ struct wl_options wl_init(const char *guest, unsigned threads, int argc, char **
  */
 void wl_run_threads(const struct wl_options *o, struct wl_thread *th, unsigned count);
 
-/* A test line, "ok N - ..." or "not ok N - ...". */
+/*
+ * report() (guest-stub/lib/report.h) that also returns its verdict, for checks that decide
+ * whether the next ones can run; the guest ends with report_summary().
+ */
 bool wl_check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* The guest's exit code: how many checks failed; prints the total first. */
-int wl_finish(const char *guest);
 
 /*
  * One measured value as one JSON object on one line: the domain (its name, or "native"), the
@@ -64,7 +64,7 @@ void wl_emit(const struct wl_options *o, const struct wl_value *v);
 
 /*
  * Without a PMU (the TSC meter): runs o->threads threads of work(self), each timed by the
- * TSC, emits one "tsc" value per thread and returns wl_finish(guest).
+ * TSC, emits one "tsc" value per thread and returns report_summary().
  */
 int wl_run_timed(const struct wl_options *o, const char *guest, const char *workload,
 		 void (*work)(struct wl_thread *self));

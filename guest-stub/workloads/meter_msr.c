@@ -3,13 +3,9 @@
 
 #include "guest-stub/rt/rt.h"
 #include "guest-stub/workloads/meter.h"
+#include "include/x86/pmu_msr.h"
 
-/* SDM Vol. 4 table 2-2 and Vol. 3B 20.2: three general counters, enabled by GLOBAL_CTRL. */
-#define MSR_PMC0		0xC1
-#define MSR_PERFEVTSEL0		0x186
-#define MSR_GLOBAL_CTRL		0x38F
-#define EVTSEL_OS		(1ull << 17)
-#define EVTSEL_EN		(1ull << 22)
+/* SDM Vol. 3B 20.2: three general counters, enabled by GLOBAL_CTRL. */
 #define CPUID_PMU		0xA
 #define PMU_VERSION_MIN		2	/* GLOBAL_CTRL exists from version 2 */
 #define COUNTERS		3
@@ -48,21 +44,21 @@ static bool msr_open(struct wl_meter_state *s)
 static void msr_start(struct wl_meter_state *s)
 {
 	__asm__ volatile("cli" : : : "memory");
-	rt_wrmsr(MSR_GLOBAL_CTRL, 0);
+	rt_wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
 	for (unsigned i = 0; i < COUNTERS; i++) {
-		rt_wrmsr(MSR_PMC0 + i, 0);
-		rt_wrmsr(MSR_PERFEVTSEL0 + i, counted[i].code | EVTSEL_OS | EVTSEL_EN);
+		rt_wrmsr(MSR_IA32_PMC0 + i, 0);
+		rt_wrmsr(MSR_IA32_PERFEVTSEL0 + i, counted[i].code | EVTSEL_OS | EVTSEL_EN);
 	}
 	s->tsc = rt_rdtsc();
-	rt_wrmsr(MSR_GLOBAL_CTRL, (1u << COUNTERS) - 1);
+	rt_wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, (1u << COUNTERS) - 1);
 }
 
 static void msr_stop(struct wl_meter_state *s, uint64_t values[WL_NEVENTS])
 {
-	rt_wrmsr(MSR_GLOBAL_CTRL, 0);
+	rt_wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
 	values[WL_TSC] = rt_rdtsc() - s->tsc;
 	for (unsigned i = 0; i < COUNTERS; i++)
-		values[counted[i].event] = rt_rdmsr(MSR_PMC0 + i);
+		values[counted[i].event] = rt_rdmsr(MSR_IA32_PMC0 + i);
 	__asm__ volatile("sti" : : : "memory");
 }
 
