@@ -6,6 +6,7 @@
 #include "lib/frame.h"
 #include "lib/printk.h"
 #include "lib/string.h"
+#include "hv/acpi.h"
 #include "hv/domain.h"
 #include "hv/elf.h"
 #include "hv/ept.h"
@@ -248,6 +249,17 @@ void dom_create(unsigned index, const void *image, uint64_t image_len, const cha
 	if (!d->eptp || !ept_map(d->eptp, 0, d->ram_hpa, d->ram_size, EPT_RWX)) {
 		not_started(d, "out of memory for its EPT");
 		return;
+	}
+	/* The ACPI tables in the BIOS area, unless the image itself loads there. */
+	if (info.load_hi <= ACPI_AREA || info.load_lo >= ACPI_AREA_END) {
+		why = acpi_build((void *)d->ram_hpa, d->ram_size, d->cfg.vcpus);
+		if (why) {
+			not_started(d, "no room for its ACPI tables: %s", why);
+			return;
+		}
+	} else {
+		printk("perfvisor: domain %u (%s): no ACPI tables, the image loads over 0x%lx-0x%lx\n",
+		       d->id, d->cfg.name, ACPI_AREA, ACPI_AREA_END - 1);
 	}
 	write_boot_gdt(d, boot, info.is64);
 	if (info.is64)

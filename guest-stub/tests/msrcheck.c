@@ -1,4 +1,4 @@
-/* msrcheck: the platform MSRs and CPUID as the SDM gives them, and KVM's numbers reaching nothing of perfvisor's. */
+/* msrcheck: platform MSRs and CPUID as the SDM gives them, ACPI tables, KVM's numbers reaching nothing. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,6 +142,42 @@ static void not_offered(void)
 	report(!bit(r1.ecx, 21) && !bit(r1.ecx, 5), "CPUID.1:ECX: no x2APIC, no VMX");
 }
 
+static uint8_t sum(const volatile uint8_t *p, uint32_t n)
+{
+	uint8_t s = 0;
+
+	while (n--)
+		s += *p++;
+	return s;
+}
+
+/* ACPI 6.5 5.2.5.1: the RSDP on a 16-byte boundary in 0xE0000-0xFFFFF, then the MADT. */
+static void acpi(void)
+{
+	const volatile uint8_t *rsdp = NULL, *xsdt, *t;
+	uint32_t lapics = 0, n;
+
+	for (uintptr_t pa = 0xE0000; pa < 0x100000 && !rsdp; pa += 16)
+		if (!memcmp((const void *)pa, "RSD PTR ", 8))
+			rsdp = (const volatile uint8_t *)pa;
+	report(rsdp && !sum(rsdp, 20) && !sum(rsdp, 36), "ACPI: RSDP found, checksums right");
+	if (!rsdp)
+		return;
+	xsdt = (const volatile uint8_t *)(uintptr_t)*(const volatile uint64_t *)(rsdp + 24);
+	n = (*(const volatile uint32_t *)(xsdt + 4) - 36) / 8;
+	for (uint32_t i = 0; i < n; i++) {
+		t = (const volatile uint8_t *)(uintptr_t)*(const volatile uint64_t *)(xsdt + 36 + 8 * i);
+		if (memcmp((const void *)t, "APIC", 4) || sum(t, *(const volatile uint32_t *)(t + 4)))
+			continue;
+		for (const volatile uint8_t *e = t + 44; e < t + *(const volatile uint32_t *)(t + 4);
+		     e += e[1])
+			lapics += e[0] == 0 && e[1] == 8;
+	}
+	report(lapics == (rt_cpuid(1, 0).ebx >> 16 & 0xFF),
+	       "ACPI: the MADT lists as many local APICs as CPUID.1:EBX has processors (%u)",
+	       lapics);
+}
+
 /* A guest written for KVM reaches nothing of perfvisor's. */
 static void kvm_numbers(void)
 {
@@ -174,5 +210,6 @@ int main(int argc, char **argv)
 	tsc_aux(aux, spin);
 	not_offered();
 	kvm_numbers();
+	acpi();
 	return report_summary();
 }
