@@ -45,15 +45,10 @@ static struct msr_env env_of(struct vcpu *v)
 static bool msr_read(struct vcpu *v, uint32_t msr, uint64_t *val)
 {
 	struct msr_env env = env_of(v);
+	enum msr_result r = msr_emul_read(&v->msr, &env, msr, val);
 
-	switch (msr_emul_read(&v->msr, &env, msr, val)) {
-	case MSR_OK:
-		return true;
-	case MSR_FAULT:
-		return false;
-	case MSR_NOT_EMUL:
-		break;
-	}
+	if (r != MSR_NOT_EMUL)
+		return r == MSR_OK;
 	switch (msr) {
 	case MSR_IA32_APIC_BASE:
 		*val = apic_base(v);
@@ -82,15 +77,10 @@ static bool msr_read(struct vcpu *v, uint32_t msr, uint64_t *val)
 static bool msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
 {
 	struct msr_env env = env_of(v);
+	enum msr_result r = msr_emul_write(&v->msr, &env, msr, val);
 
-	switch (msr_emul_write(&v->msr, &env, msr, val)) {
-	case MSR_OK:
-		return true;
-	case MSR_FAULT:
-		return false;
-	case MSR_NOT_EMUL:
-		break;
-	}
+	if (r != MSR_NOT_EMUL)
+		return r == MSR_OK;
 	switch (msr) {
 	case MSR_IA32_TSC:
 		/* The guest sets its own TSC: only its offset changes (SDM Vol. 3C 27.3). */
