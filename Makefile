@@ -54,6 +54,7 @@ include tests/system/system.mk
 include tests/fuzz/fuzz.mk
 include tests/validate/validate.mk
 include tests/bench/bench.mk
+include docs/pictures/pictures.mk
 include tests/kut/kut.mk
 
 # No lower layer includes a higher one (docs/architecture.md); the script's own test first
@@ -64,7 +65,8 @@ check-layers:
 	$(Q)python3 scripts/check-layers.py
 
 # The layers of make test (docs/testing.md).
-TEST_LAYERS := check-layers test-unit test-system fuzz-smoke validate-quick bench-check
+TEST_LAYERS := check-layers test-unit test-system fuzz-smoke validate-quick bench-check \
+	pictures-check
 
 # Every layer runs even if an earlier one fails; the status says whether all passed.
 test: deps

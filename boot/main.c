@@ -6,6 +6,7 @@
 #include "lib/cpu.h"
 #include "lib/exit.h"
 #include "lib/frame.h"
+#include "lib/inject.h"
 #include "lib/multiboot.h"
 #include "lib/printk.h"
 #include "boot/cpu_init.h"
@@ -27,8 +28,13 @@ static const char *const migrate_words[] = { "none", "random", (const char *)0 }
 /* In enum pmu_choice order. */
 static const char *const pmu_words[] = { "auto", "arch", "soft", "off", (const char *)0 };
 static unsigned pmu_choice;
-static const char *const inject_words[] = { "none", "pv-skip-sum", (const char *)0 };
-static unsigned inject_choice;
+/* In enum inject_fault order (lib/inject.h). */
+static const char *const inject_words[] = { "none", "pv-skip-sum", "pv-stale-start",
+					    "vpmu-no-sext", "pmi-drop", "tsc-no-offset",
+					    "pv-drop-pending", "pv-keep-pending", "acct-as-guest",
+					    "pv-stale-active", (const char *)0 };
+_Static_assert(sizeof(inject_words) / sizeof(inject_words[0]) == INJECT_COUNT + 1,
+	       "one inject= word per enum inject_fault");
 static unsigned console_choice = 2;
 static uint64_t loglevel_opt = LOG_INFO;
 static unsigned migrate_choice;
@@ -41,7 +47,7 @@ static const struct cmdline_opt hv_options[] = {
 	  .max = 1000000 },
 	{ .name = "migrate", .kind = CMDLINE_ENUM, .dest = &migrate_choice, .words = migrate_words },
 	{ .name = "pmu", .kind = CMDLINE_ENUM, .dest = &pmu_choice, .words = pmu_words },
-	{ .name = "inject", .kind = CMDLINE_ENUM, .dest = &inject_choice, .words = inject_words },
+	{ .name = "inject", .kind = CMDLINE_ENUM, .dest = &inject_fault, .words = inject_words },
 	{ .name = "cpus", .kind = CMDLINE_UINT, .dest = &sched_opts.max_cpus, .min = 1,
 	  .max = MAX_PCPUS },
 	{ .name = "seed", .kind = CMDLINE_UINT, .dest = &sched_opts.seed, .min = 0,
@@ -66,9 +72,9 @@ static void parse_options(const char *line)
 	log_level = (int)loglevel_opt;
 	con_set_sinks((enum con_sink)(console_choice + 1));
 	sched_opts.migrate_random = migrate_choice == 1;
-	pv_inject_skip_sum = inject_choice == 1;
-	if (pv_inject_skip_sum)
-		printk("perfvisor: FAULT INJECTION: inject=pv-skip-sum (a-mode counts will be wrong)\n");
+	if (!inject_on(INJECT_NONE))
+		printk("perfvisor: FAULT INJECTION: inject=%s (counts will be wrong: docs/tour.md)\n",
+		       inject_words[inject_fault]);
 }
 
 static void *identity(uint64_t pa)

@@ -143,21 +143,15 @@ static void write_boot_gdt(struct domain *d, uint64_t boot, bool is64)
 	gdt[GUEST_SEL_DATA / 8] = 0x00CF92000000FFFFull;
 }
 
-/* Puts the VCPUs on their PCPUs' run queues, only once every pin is known to be online. */
+/* Puts the VCPUs on their PCPUs' run queues, once every pin is online and every queue has room. */
 static bool place_vcpus(struct domain *d)
 {
-	static unsigned next_pcpu;
-	unsigned pc[DOM_VCPUS_MAX];
+	char why[sizeof(d->fate)];
 
-	for (unsigned i = 0; i < d->nvcpus; i++) {
-		pc[i] = d->cfg.npin ? d->cfg.pin[d->cfg.npin == 1 ? 0 : i] : next_pcpu++ % num_pcpus;
-		if (pc[i] >= num_pcpus || !pcpus[pc[i]].online) {
-			not_started(d, "vcpu %u is pinned to pcpu %u, which is not online", i, pc[i]);
-			return false;
-		}
+	if (!sched_place(d->vcpus, d->nvcpus, d->cfg.pin, d->cfg.npin, why, sizeof(why))) {
+		not_started(d, "%s", why);
+		return false;
 	}
-	for (unsigned i = 0; i < d->nvcpus; i++)
-		sched_add(d->vcpus[i], &pcpus[pc[i]]);
 	return true;
 }
 

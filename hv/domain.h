@@ -27,6 +27,7 @@ struct domain {
 	uint64_t ram_size;
 	uint64_t eptp;
 	volatile uint64_t ept_gen;	/* bumped when mappings change: PCPUs must INVEPT */
+	struct spinlock ept_lock;	/* serializes EPT changes once the domain runs */
 	uint64_t ro_start, ro_end;	/* guest-physical range mapped read-only (the PMU pages) */
 	struct vcpu *vcpus[DOM_VCPUS_MAX];
 	unsigned nvcpus;

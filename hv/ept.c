@@ -1,4 +1,5 @@
 /* Builds EPT paging structures (SDM Vol. 3C 29.3): 4 levels, write-back, 2 MiB leaves where possible. */
+#include "lib/cpu.h"
 #include "lib/frame.h"
 #include "lib/string.h"
 #include "hv/ept.h"
@@ -86,6 +87,35 @@ static unsigned free_level(uint64_t *t, int level)
 			n += free_level(table(t[i]), level - 1);
 	frame_free((uint64_t)t);
 	return n;
+}
+
+uint64_t ept_enter(struct ept_user *u, volatile uint64_t *dom_gen)
+{
+	uint64_t gen;
+
+	__atomic_store_n(&u->in_guest, true, __ATOMIC_SEQ_CST);
+	gen = __atomic_load_n(dom_gen, __ATOMIC_SEQ_CST);
+	return u->gen != gen ? gen : 0;
+}
+
+void ept_leave(struct ept_user *u)
+{
+	__atomic_store_n(&u->in_guest, false, __ATOMIC_RELEASE);
+}
+
+uint64_t ept_changed(volatile uint64_t *dom_gen)
+{
+	return __atomic_add_fetch(dom_gen, 1, __ATOMIC_SEQ_CST);
+}
+
+void ept_wait(struct ept_user *const *users, unsigned n, const struct ept_user *self,
+	      uint64_t gen)
+{
+	/* A user in its guest with an older generation leaves it within a slice (its timer). */
+	for (unsigned i = 0; i < n; i++)
+		while (users[i] != self && __atomic_load_n(&users[i]->in_guest, __ATOMIC_SEQ_CST) &&
+		       __atomic_load_n(&users[i]->gen, __ATOMIC_ACQUIRE) < gen)
+			cpu_relax();
 }
 
 unsigned ept_destroy(uint64_t eptp)

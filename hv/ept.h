@@ -10,6 +10,30 @@
 #define EPT_X	4ull
 #define EPT_RWX	(EPT_R | EPT_W | EPT_X)
 
+/*
+ * The generation handshake that keeps translations fresh on every PCPU (SDM Vol. 3C 29.4.3.1):
+ * a domain's generation grows at each change of its EPT; each VCPU says which generation its
+ * PCPU last flushed for and whether it runs its guest now.
+ */
+struct ept_user {
+	volatile uint64_t gen;		/* flushed for this generation */
+	volatile bool in_guest;		/* from ept_enter() until ept_leave() */
+};
+
+/*
+ * Before a VM entry: u counts as in its guest from here, and the generation to flush for is
+ * returned (0: none; after the INVEPT, u->gen takes it). Sequentially consistent with
+ * ept_changed(): either this sees the new generation, or the changer sees u in its guest.
+ */
+uint64_t ept_enter(struct ept_user *u, volatile uint64_t *dom_gen);
+/* After the VM exit (or a failed entry). */
+void ept_leave(struct ept_user *u);
+/* After a change of the EPT: its new generation (flush this PCPU for it, then ept_wait()). */
+uint64_t ept_changed(volatile uint64_t *dom_gen);
+/* Waits until none of users[0..n) (self aside) can run its guest with a generation below gen. */
+void ept_wait(struct ept_user *const *users, unsigned n, const struct ept_user *self,
+	      uint64_t gen);
+
 /* Allocates an empty 4-level EPT; returns its EPTP (with memory type and walk length), 0 if out of memory. */
 uint64_t ept_create(void);
 /* Maps [gpa, gpa+size) to host-physical hpa with perms, with 2 MiB pages where both are aligned. */

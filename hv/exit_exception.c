@@ -1,10 +1,11 @@
-/* Exception-or-NMI exits: #DB belongs to the single-stepping soft PMU; anything else the guest raised is reflected. */
+/* Exception-or-NMI exits: #DB belongs to the single-stepping soft PMU, #MC to the host; the rest is reflected. */
 #include "hv/domain.h"
 #include "hv/step.h"
 #include "hv/vmexit.h"
 #include "hv/vmx_ops.h"
 
 #define INTR_TYPE_MASK	(7u << 8)
+#define EXC_MC		18
 
 void exit_exception(struct vcpu *v, uint64_t qual)
 {
@@ -16,6 +17,16 @@ void exit_exception(struct vcpu *v, uint64_t qual)
 		return;
 	if (vector == 1 && step_handle_db(v, qual))
 		return;
+	/*
+	 * A machine check while the guest ran (intercepted: SDM Vol. 3C 26.2) reports the
+	 * hardware's error, not the guest's: it never reaches the guest's IDT. The host does not
+	 * recover from hardware errors, so the domain that was running stops, by name.
+	 */
+	if (vector == EXC_MC) {
+		dom_kill(v->dom, v, "machine check (#MC) while it ran: a hardware error; the "
+			 "domain is stopped");
+		return;
+	}
 	/* Give the guest its own exception back, as it would have been delivered (SDM Vol. 3C 27.6.1). */
 	if (vector == 1)
 		__asm__ volatile("mov %0, %%dr6" : : "r"(qual | 0xFFFF0FF0ull));

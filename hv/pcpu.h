@@ -5,12 +5,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "lib/spinlock.h"
+#include "hv/runq.h"
 
 #define MAX_PCPUS	8
-#define MAX_RUNQ	64
 
 struct vcpu;
+struct domain;
 
 struct pcpu {
 	struct pcpu *self;		/* at offset 0: %gs:0 gives the pcpu */
@@ -20,10 +20,8 @@ struct pcpu {
 	uint64_t vmxon_pa;
 	struct vcpu *loaded;		/* whose VMCS is current on this CPU */
 	struct vcpu *running;		/* the VCPU this CPU is executing now, if any */
-	/* Round-robin run queue of the VCPUs assigned here; other PCPUs add under the lock. */
-	struct spinlock rq_lock;
-	struct vcpu *rq[MAX_RUNQ];
-	unsigned rq_len, rq_next;
+	const struct domain *last_dom;	/* whose VCPU ran here last (speculation barriers) */
+	struct runq rq;			/* the VCPUs assigned here */
 	uint64_t switches, migrations_in;
 	uint64_t switch_tsc, switch_pmu_tsc;	/* host TSC in switch_in + switch_out; the PMU's part */
 	uint64_t idle_tsc;		/* host TSC spent with nothing to run */

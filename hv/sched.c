@@ -2,11 +2,13 @@
 #include "lib/cpu.h"
 #include "lib/exit.h"
 #include "lib/frame.h"
+#include "lib/inject.h"
 #include "lib/printk.h"
 #include "hv/domain.h"
 #include "hv/irq.h"
 #include "hv/pcpu.h"
 #include "hv/sched.h"
+#include "hv/spec.h"
 #include "hv/step.h"
 #include "hv/vcpu.h"
 #include "hv/vmexit.h"
@@ -51,24 +53,30 @@ static uint64_t xorshift(uint64_t *s)
 	return *s;
 }
 
-void sched_add(struct vcpu *v, struct pcpu *p)
+bool sched_place(struct vcpu *const *vcpus, unsigned n, const uint32_t *pin, unsigned npin,
+		 char *why, size_t why_size)
 {
-	spin_lock(&p->rq_lock);
-	p->rq[p->rq_len++] = v;
-	v->pcpu = p;
-	spin_unlock(&p->rq_lock);
-}
+	static unsigned next_pcpu;
+	unsigned len[MAX_PCPUS], pc[DOM_VCPUS_MAX];
+	bool online[MAX_PCPUS];
 
-static void rq_remove(struct pcpu *p, struct vcpu *v)
-{
-	spin_lock(&p->rq_lock);
-	for (unsigned i = 0; i < p->rq_len; i++) {
-		if (p->rq[i] == v) {
-			p->rq[i] = p->rq[--p->rq_len];
-			break;
-		}
+	if (n > DOM_VCPUS_MAX) {
+		snprintk(why, why_size, "%u VCPUs, at most %u", n, DOM_VCPUS_MAX);
+		return false;
 	}
-	spin_unlock(&p->rq_lock);
+	/* Domains are built on the boot PCPU before the others schedule: the lengths hold still. */
+	for (unsigned i = 0; i < num_pcpus; i++) {
+		len[i] = pcpus[i].rq.len;
+		online[i] = pcpus[i].online;
+	}
+	if (!runq_plan(len, online, num_pcpus, n, pin, npin, &next_pcpu, pc, why, why_size))
+		return false;
+	for (unsigned i = 0; i < n; i++) {
+		vcpus[i]->pcpu = &pcpus[pc[i]];
+		/* The plan left room on every queue it chose. */
+		runq_add(&pcpus[pc[i]].rq, vcpus[i]);
+	}
+	return true;
 }
 
 uint64_t sched_guest_tsc(struct vcpu *v)
@@ -101,28 +109,29 @@ static bool wants_to_run(struct vcpu *v)
 static struct vcpu *pick_next(struct pcpu *p)
 {
 	struct vcpu *pick = (struct vcpu *)0;
+	struct runq *q = &p->rq;
 
-	spin_lock(&p->rq_lock);
-	for (unsigned n = 0; n < p->rq_len && !pick; n++) {
-		unsigned i = (p->rq_next + n) % p->rq_len;
+	spin_lock(&q->lock);
+	for (unsigned n = 0; n < q->len && !pick; n++) {
+		unsigned i = (q->next + n) % q->len;
 
-		if (wants_to_run(p->rq[i])) {
-			pick = p->rq[i];
-			p->rq_next = i + 1;
+		if (wants_to_run(q->v[i])) {
+			pick = q->v[i];
+			q->next = i + 1;
 		}
 	}
 	/* Dead VCPUs leave the queue for good; this PCPU, where each last ran, releases them. */
-	for (unsigned i = 0; i < p->rq_len;) {
-		struct vcpu *dead = p->rq[i];
+	for (unsigned i = 0; i < q->len;) {
+		struct vcpu *dead = q->v[i];
 
 		if (dead->state == VCPU_DEAD) {
-			p->rq[i] = p->rq[--p->rq_len];
+			q->v[i] = q->v[--q->len];
 			dom_vcpu_gone(dead);
 		} else {
 			i++;
 		}
 	}
-	spin_unlock(&p->rq_lock);
+	spin_unlock(&q->lock);
 	return pick;
 }
 
@@ -136,14 +145,15 @@ static void switch_in(struct pcpu *p, struct vcpu *v)
 	bool moved = v->pcpu_last != p;
 
 	vcpu_load(v);
-	/* SDM Vol. 3C 29.4.3.1: cached EPT translations of this PCPU may be stale. */
-	if (moved || v->ept_gen != v->dom->ept_gen) {
-		v->ept_gen = v->dom->ept_gen;
+	if (p->last_dom != v->dom)
+		spec_domain_switch();
+	p->last_dom = v->dom;
+	/* SDM Vol. 3C 29.4.3.1: this PCPU may hold translations from before the VCPU left. */
+	if (moved)
 		invept_single(v->dom->eptp);
-	}
 	v->pcpu_last = p;
 	/* Seed 003, 4.2.5: a VCPU's TSC does not advance while it waits for a PCPU. */
-	if (v->dom->cfg.tsc == DOM_TSC_VCPU && v->desched_tsc)
+	if (v->dom->cfg.tsc == DOM_TSC_VCPU && v->desched_tsc && !inject_on(INJECT_TSC_NO_OFFSET))
 		v->tsc_offset -= now - v->desched_tsc;
 	/* A domain's wall time ("ran" in the summary) starts when it first runs. */
 	if (!v->dom->start_tsc)
@@ -194,12 +204,21 @@ static void maybe_migrate(struct pcpu *p, struct vcpu *v)
 		return;
 	q = &pcpus[(p->index + 1 + xorshift(&rng_state[p->index]) % (num_pcpus - 1)) % num_pcpus];
 	vcpu_unload(v);
-	rq_remove(p, v);
+	/*
+	 * A full queue refuses the VCPU: it stays here rather than overfill the other PCPU. Its
+	 * PCPU is set first: q may pick it the moment it is on q's queue.
+	 */
+	v->pcpu = q;
+	if (!runq_move(&p->rq, &q->rq, v)) {
+		v->pcpu = p;
+		pr_debug("[%s] vcpu %u: stays on pcpu %u: pcpu %u's run queue is full\n",
+			 v->dom->cfg.name, v->id, p->index, q->index);
+		return;
+	}
 	v->migrations++;
 	pr_debug("[%s] vcpu %u: migrates from pcpu %u to pcpu %u\n", v->dom->cfg.name, v->id,
 		 p->index, q->index);
-	sched_add(v, q);
-	q->migrations_in++;
+	__atomic_fetch_add(&q->migrations_in, 1, __ATOMIC_RELAXED);
 }
 
 static uint32_t preemption_value(struct vcpu *v, uint64_t slice_end)
@@ -223,11 +242,24 @@ static uint32_t preemption_value(struct vcpu *v, uint64_t slice_end)
 	return end > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)end;
 }
 
+void sched_ept_sync(struct vcpu *v)
+{
+	struct domain *d = v->dom;
+	struct ept_user *users[DOM_VCPUS_MAX];
+	uint64_t gen = ept_changed(&d->ept_gen);
+
+	invept_single(d->eptp);
+	v->ept.gen = gen;
+	for (unsigned i = 0; i < d->nvcpus; i++)
+		users[i] = &d->vcpus[i]->ept;
+	ept_wait(users, d->nvcpus, &v->ept, gen);
+}
+
 /* VM entries until the slice ends, the VCPU halts or yields, or its domain ends. */
 static void run_slice(struct vcpu *v)
 {
 	uint64_t slice_end = rdtsc() + sched_opts.slice_us * tsc_khz / 1000;
-	uint64_t t_entry, t_exit = 0;
+	uint64_t t_entry, t_exit = 0, gen;
 
 	v->resched = false;
 	while (v->state == VCPU_RUNNABLE && v->dom->state == DOM_RUNNING && !v->resched) {
@@ -248,10 +280,19 @@ static void run_slice(struct vcpu *v)
 		/* The hypervisor's time for this VCPU: from each exit up to the next entry. */
 		if (t_exit)
 			v->hv_tsc += t_entry - t_exit;
+		/* No translation older than the domain's EPT generation (SDM Vol. 3C 29.4.3.1). */
+		gen = ept_enter(&v->ept, &v->dom->ept_gen);
+		if (gen) {
+			invept_single(v->dom->eptp);
+			__atomic_store_n(&v->ept.gen, gen, __ATOMIC_RELEASE);
+		}
+		spec_before_entry();
 		if (!vmx_enter(v)) {
+			ept_leave(&v->ept);
 			dom_kill(v->dom, v, "VM entry failed");
 			break;
 		}
+		ept_leave(&v->ept);
 		t_exit = rdtsc();
 		pmu_after_exit(v);
 		v->run_tsc += t_exit - t_entry;

@@ -3,6 +3,7 @@
 #define PERFVISOR_HV_SCHED_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "hv/vapic.h"
@@ -24,12 +25,21 @@ extern uint64_t first_entry_tsc;
 
 /* Measures the TSC rate against the PIT, for slices given in microseconds. */
 void sched_calibrate_tsc(void);
-/* Puts a VCPU on a PCPU's run queue. */
-void sched_add(struct vcpu *v, struct pcpu *p);
+/*
+ * Puts a new domain's n VCPUs on run queues (pinned as pin/npin say, else round robin), or
+ * none of them with the reason in why: a pin not online, or no room (MAX_RUNQ per PCPU).
+ */
+bool sched_place(struct vcpu *const *vcpus, unsigned n, const uint32_t *pin, unsigned npin,
+		 char *why, size_t why_size);
 /* This PCPU's scheduling loop; ends the run when every domain has ended. */
 __attribute__((noreturn)) void sched_run(void);
 /* The guest TSC of v now (host TSC + its offset). */
 uint64_t sched_guest_tsc(struct vcpu *v);
+/*
+ * After a change of v's domain's EPT (under its ept_lock): a new generation, INVEPT here, and a
+ * wait until no other VCPU of the domain can still run with older translations on any PCPU.
+ */
+void sched_ept_sync(struct vcpu *v);
 /* Routes an IPI from a guest's ICR write to its domain's VCPUs. */
 void sched_send_ipi(struct vcpu *from, const struct vapic_ipi *ipi);
 

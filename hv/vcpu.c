@@ -4,20 +4,15 @@
 #include "lib/printk.h"
 #include "lib/string.h"
 #include "hv/domain.h"
+#include "hv/exit_cr.h"
 #include "hv/pcpu.h"
 #include "hv/vcpu.h"
 #include "hv/vmx.h"
 #include "hv/vmx_caps.h"
 #include "hv/vmx_ops.h"
 
-#define CR0_PE	(1ull << 0)
 #define CR0_ET	(1ull << 4)
-#define CR0_NE	(1ull << 5)
-#define CR0_NW	(1ull << 29)
-#define CR0_CD	(1ull << 30)
-#define CR0_PG	(1ull << 31)
-#define CR4_VMXE (1ull << 13)
-#define CR4_OSXSAVE (1ull << 18)
+#define EXC_MC	18
 
 /* VMX access rights (SDM Vol. 3C 25.4.1, table 25-2). */
 #define AR_CODE64	0xA09B
@@ -53,15 +48,21 @@ static void write_segment(enum vmcs_field sel, uint16_t selector, uint64_t base,
 static void write_controls(struct vcpu *v)
 {
 	struct vmx_caps *c = &vmx_caps;
-	uint32_t cpu2 = CPU2_ENABLE_EPT | CPU2_UNRESTRICTED_GUEST | CPU2_ENABLE_VPID;
+	/* WBINVD flushes every domain's cached data: it exits and is a no-op (hv/vmexit.c). */
+	uint32_t cpu2 = CPU2_ENABLE_EPT | CPU2_UNRESTRICTED_GUEST | CPU2_ENABLE_VPID |
+			CPU2_WBINVD_EXITING;
 
 	/* External interrupts and NMIs belong to the host; the timer ends slices. */
 	vmwrite(VMCS_PIN_CTLS, ctl(c->pinbased, PIN_EXTINT_EXITING | PIN_NMI_EXITING |
 				   PIN_PREEMPTION_TIMER));
-	/* Every port traps (the device model is all emulated); CR3 accesses need no exit with EPT. */
+	/*
+	 * Every port traps (the device model is all emulated); CR3 accesses need no exit with EPT.
+	 * MOV CR8 exits: the TPR is the virtual APIC's (SDM Vol. 3C 25.6.2), not the PCPU's.
+	 */
 	vmwrite(VMCS_CPU_CTLS, ctl(c->procbased, CPU_HLT_EXITING | CPU_UNCOND_IO_EXITING |
 				   CPU_USE_MSR_BITMAPS | CPU_RDPMC_EXITING | CPU_TSC_OFFSETTING |
-				   CPU_MWAIT_EXITING | CPU_MONITOR_EXITING | CPU_SECONDARY_CTLS));
+				   CPU_MWAIT_EXITING | CPU_MONITOR_EXITING | CPU_SECONDARY_CTLS |
+				   CPU_CR8_LOAD_EXITING | CPU_CR8_STORE_EXITING));
 	if (cpuid(0x80000001, 0).edx & (1u << 27))
 		cpu2 |= CPU2_ENABLE_RDTSCP;
 	vmwrite(VMCS_CPU2_CTLS, ctl(c->procbased2, cpu2));
@@ -70,7 +71,8 @@ static void write_controls(struct vcpu *v)
 				    EXIT_SAVE_EFER | EXIT_LOAD_EFER | EXIT_SAVE_PAT | EXIT_LOAD_PAT |
 				    EXIT_SAVE_DEBUG));
 	vmwrite(VMCS_ENTRY_CTLS, ctl(c->entry, ENTRY_LOAD_EFER | ENTRY_LOAD_PAT | ENTRY_LOAD_DEBUG));
-	vmwrite(VMCS_EXCEPTION_BITMAP, 0);
+	/* A machine check while a guest runs is the host's (SDM Vol. 3C 26.2, 27.1). */
+	vmwrite(VMCS_EXCEPTION_BITMAP, 1u << EXC_MC);
 	vmwrite(VMCS_PF_ERR_MASK, 0);
 	vmwrite(VMCS_PF_ERR_MATCH, 0);
 	vmwrite(VMCS_CR3_TARGET_COUNT, 0);
@@ -85,12 +87,11 @@ static void write_controls(struct vcpu *v)
 	vmwrite(VMCS_LINK_POINTER, ~0ull);
 	vmwrite(VMCS_TSC_OFFSET, 0);
 	/*
-	 * The host owns CR0.NE and CR0.PG (NE is fixed to 1 in VMX operation; PG changes must
-	 * update EFER.LMA and the IA-32e entry control), and CR4.VMXE/OSXSAVE (VMX and XSAVE are
-	 * not offered to guests), hidden from the guest.
+	 * Host-owned bits exit when written and read from the shadow (SDM Vol. 3C 25.6.6): those
+	 * of hv/exit_cr.h for CR0, every CR4 bit of a feature guests are not offered.
 	 */
-	vmwrite(VMCS_CR0_MASK, CR0_NE | CR0_PG);
-	vmwrite(VMCS_CR4_MASK, CR4_VMXE | CR4_OSXSAVE);
+	vmwrite(VMCS_CR0_MASK, CR0_HOST_MASK);
+	vmwrite(VMCS_CR4_MASK, ~cr4_guest_bits);
 }
 
 int vcpu_init(struct vcpu *v, struct domain *d, unsigned id)
@@ -131,14 +132,10 @@ int vcpu_init(struct vcpu *v, struct domain *d, unsigned id)
 /* Guest CR0/CR4 with the bits VMX insists on (SDM Vol. 3D A.7-A.8), and what the guest reads. */
 static void write_crs(uint64_t cr0, uint64_t cr3, uint64_t cr4)
 {
-	uint64_t fixed0 = vmx_caps.cr0_fixed0;
-
-	if (vmx_caps.unrestricted)
-		fixed0 &= ~(CR0_PE | CR0_PG);	/* SDM Vol. 3C 26.3.1.1 */
-	vmwrite(VMCS_GUEST_CR0, (cr0 | fixed0) & vmx_caps.cr0_fixed1);
+	vmwrite(VMCS_GUEST_CR0, cr0_real(cr0));
 	vmwrite(VMCS_CR0_SHADOW, cr0);
 	vmwrite(VMCS_GUEST_CR3, cr3);
-	vmwrite(VMCS_GUEST_CR4, (cr4 | vmx_caps.cr4_fixed0) & vmx_caps.cr4_fixed1);
+	vmwrite(VMCS_GUEST_CR4, cr4_real(cr4));
 	vmwrite(VMCS_CR4_SHADOW, cr4);
 }
 

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "lib/spinlock.h"
+#include "hv/ept.h"
 #include "hv/msr_table.h"
 #include "hv/step.h"
 #include "hv/vapic.h"
@@ -78,7 +79,7 @@ struct vcpu {
 	struct exit_record ring[EXIT_RING_LEN];
 	unsigned ring_pos;
 	unsigned migrations;
-	uint64_t ept_gen;		/* the domain EPT generation this VCPU last flushed for */
+	struct ept_user ept;		/* the domain EPT generation its PCPU flushed for */
 	/* The virtual PMU and, for the soft backend, the single-stepping that feeds it. */
 	struct pmu_vcpu pmu;
 	struct vcpu_step step;

@@ -85,7 +85,10 @@ bool vcpu_pmu_write_guest(struct vcpu *v, uint64_t la, const void *src, uint64_t
 	return guest_write(v, la, src, len, &res) == GPT_OK;
 }
 
-/* The area becomes read-only in the EPT (4 KiB pages); every PCPU drops stale translations. */
+/*
+ * The area becomes read-only in the EPT (4 KiB pages), and stale writable translations are gone
+ * from every PCPU before this returns (sched_ept_sync).
+ */
 void *vcpu_pmu_map_area(struct vcpu *v, uint64_t gpa, unsigned nvcpus, const char **why)
 {
 	struct domain *d = v->dom;
@@ -100,15 +103,16 @@ void *vcpu_pmu_map_area(struct vcpu *v, uint64_t gpa, unsigned nvcpus, const cha
 		*why = "the area is outside the domain's RAM";
 		return (void *)0;
 	}
+	spin_lock(&d->ept_lock);
 	if (!ept_map(d->eptp, gpa, d->ram_hpa + gpa, len, EPT_R)) {
+		spin_unlock(&d->ept_lock);
 		*why = "out of memory for EPT tables";
 		return (void *)0;
 	}
 	d->ro_start = gpa;
 	d->ro_end = gpa + len;
-	__atomic_fetch_add(&d->ept_gen, 1, __ATOMIC_RELEASE);
-	invept_single(d->eptp);
-	v->ept_gen = d->ept_gen;
+	spin_unlock(&d->ept_lock);
+	sched_ept_sync(v);
 	return hva;
 }
 

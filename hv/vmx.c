@@ -3,7 +3,9 @@
 #include "lib/frame.h"
 #include "lib/printk.h"
 #include "lib/string.h"
+#include "hv/exit_cr.h"
 #include "hv/pcpu.h"
+#include "hv/spec.h"
 #include "hv/vcpu.h"
 #include "hv/vmx.h"
 #include "hv/vmx_caps.h"
@@ -22,9 +24,14 @@ bool vmx_enable_cpu(void)
 		printk("perfvisor: cpu %u: no memory for the VMXON region\n", p->index);
 		return false;
 	}
-	/* SDM Vol. 3C 24.8: CR0 and CR4 must satisfy the fixed bits, including CR4.VMXE and CR0.NE. */
+	/*
+	 * SDM Vol. 3C 24.8: CR0 and CR4 must satisfy the fixed bits, including CR4.VMXE and CR0.NE.
+	 * CR4.MCE (where CPUID.1:EDX.MCE): a machine check is an exception, not a shutdown
+	 * (SDM Vol. 3B 15.1); guests run with it set too (hv/exit_cr.c).
+	 */
 	write_cr0((read_cr0() | vmx_caps.cr0_fixed0) & vmx_caps.cr0_fixed1);
-	write_cr4((read_cr4() | vmx_caps.cr4_fixed0 | (1ull << 13)) & vmx_caps.cr4_fixed1);
+	write_cr4((read_cr4() | vmx_caps.cr4_fixed0 | CR4_VMXE |
+		   ((cpuid(1, 0).edx & (1u << 7)) ? CR4_MCE : 0)) & vmx_caps.cr4_fixed1);
 	*(uint32_t *)pa = vmx_caps.basic & 0x7FFFFFFF;
 	if (!vmxon(pa)) {
 		printk("perfvisor: cpu %u: VMXON failed (CR0 0x%lx CR4 0x%lx)\n", p->index,
@@ -55,6 +62,15 @@ bool vmx_init_global(void)
 {
 	uint8_t *bm;
 
+	/* Without it a guest that never exits keeps its PCPU for ever: slices would not end. */
+	if (!vmx_caps.preemption_timer) {
+		printk("perfvisor: this CPU's VT-x has no VMX preemption timer, which perfvisor "
+		       "needs to end scheduling slices; not starting\n");
+		return false;
+	}
+	spec_init();
+	cr4_guest_bits = cr4_offered(cpuid(1, 0).ecx, cpuid(0, 0).eax >= 7 ? cpuid(7, 0).ebx : 0,
+				     vmx_caps.cr4_fixed1);
 	vmx_msr_bitmap_pa = frame_alloc();
 	if (!vmx_msr_bitmap_pa)
 		return false;

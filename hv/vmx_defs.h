@@ -49,6 +49,7 @@
 #define CPU2_ENABLE_EPT			(1u << 1)
 #define CPU2_ENABLE_RDTSCP		(1u << 3)
 #define CPU2_ENABLE_VPID		(1u << 5)
+#define CPU2_WBINVD_EXITING		(1u << 6)
 #define CPU2_UNRESTRICTED_GUEST		(1u << 7)
 #define CPU2_ENABLE_INVPCID		(1u << 12)
 #define CPU2_ENABLE_XSAVES		(1u << 20)

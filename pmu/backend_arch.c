@@ -266,17 +266,24 @@ static void arch_sync(struct vcpu *v)
 	arch_arm(v);
 }
 
-/* Back into the vPMU, and every counter off: nothing of this VCPU counts for the next one. */
+/*
+ * Back into the vPMU, and every counter off and zero: nothing of this VCPU counts for the next
+ * one, and no value stays behind for it to read (with PV a-mode counters RDPMC does not exit,
+ * for any index: VMX has no per-counter RDPMC exiting, SDM Vol. 3C 25.6.2). pv_switch_out()
+ * took the a-mode counters' values before; pv_switch_in() samples them afresh.
+ */
 static void arch_switch_out(struct vcpu *v)
 {
-	const struct vpmu *p = &vcpu_pmu_state(v)->vpmu;
-
 	arch_stop();
 	arch_fold(v);
-	for (unsigned i = 0; i < p->cfg->num_gp; i++)
+	for (unsigned i = 0; i < pmu_hw.num_gp; i++) {
 		arch_wr(MSR_IA32_PERFEVTSEL0 + i, 0);
-	if (p->cfg->num_fixed)
+		arch_wr(MSR_IA32_PMC0 + i, 0);
+	}
+	if (pmu_hw.num_fixed)
 		arch_wr(MSR_IA32_FIXED_CTR_CTRL, 0);
+	for (unsigned j = 0; j < pmu_hw.num_fixed; j++)
+		arch_wr(MSR_IA32_FIXED_CTR0 + j, 0);
 	arch_clear_status();
 }
 

@@ -1,4 +1,5 @@
 /* The PMU's entry points for hv/: backend choice, per-domain view, and trap-and-emulate of the vPMU MSRs. */
+#include "lib/inject.h"
 #include "lib/printk.h"
 #include "hv/vcpu_pmu.h"
 #include "pmu/backend.h"
@@ -86,7 +87,7 @@ void pmu_domain_init(struct pmu_domain *pd, uint64_t allow, int acct)
 	for (unsigned ev = 0; ev < VPMU_EV_COUNT; ev++)
 		if (!(allow & (1ull << ev)))
 			c->unavailable |= vpmu_event_ebx_bit[ev];
-	pd->acct = acct;
+	pd->acct = inject_on(INJECT_ACCT_AS_GUEST) ? PMU_ACCT_GUEST : acct;
 }
 
 void pmu_vcpu_init(struct pmu_vcpu *pv, struct pmu_domain *pd, unsigned id)
@@ -203,6 +204,6 @@ void pmu_cpu_init(void)
 /* Paravirtual i-mode counters take their own vector; the rest go through LVTPC. */
 void pmu_deliver_overflow(struct vcpu *v, uint64_t overflowed)
 {
-	if (overflowed && pv_overflow(v, overflowed))
+	if (overflowed && pv_overflow(v, overflowed) && !inject_on(INJECT_PMI_DROP))
 		vcpu_pmu_raise_pmi(v);
 }

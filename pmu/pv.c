@@ -5,6 +5,7 @@
 #include "pmu/pmu.h"
 #include "include/x86/pmu_msr.h"
 #include "pmu/pv.h"
+#include "lib/inject.h"
 
 #define PV_MAX_PCPUS	8
 /* The vPMU counters i-mode lives in, and the soft physical counters, are 48 bits. */
@@ -86,19 +87,18 @@ void pv_switch_in(struct vcpu *v)
 		return;
 	/* Start_vcpu = Phys at the (re)start of the VCPU on this PCPU, its control programmed. */
 	a->tsc.start_vcpu = vcpu_pmu_guest_tsc(v);
-	for (uint32_t m = amode_mask(ctl_of(v)); m; m &= m - 1)
+	for (uint32_t m = inject_on(INJECT_PV_STALE_START) ? 0 : amode_mask(ctl_of(v)); m;
+	     m &= m - 1)
 		a->ctr[__builtin_ctz(m)].start_vcpu = phys(v, __builtin_ctz(m));
 	publish(v, a);
 }
-
-bool pv_inject_skip_sum;
 
 void pv_switch_out(struct vcpu *v)
 {
 	struct pv_vcpu_area *a = area_of(v);
 
 	/* inject=pv-skip-sum: the validation suite's deliberate breakage of this very step. */
-	if (!a || pv_inject_skip_sum)
+	if (!a || inject_on(INJECT_PV_SKIP_SUM))
 		return;
 	/* Sum_vcpu += Phys - Start_vcpu: the thread's events of this stretch of the VCPU. */
 	a->tsc.sum_vcpu += vcpu_pmu_guest_tsc(v) - a->tsc.start_vcpu;
@@ -228,7 +228,8 @@ static int64_t resume(struct vcpu *v, uint64_t ctl_la, uint64_t values_la)
 		a->active_seq++;
 	old = ctl->imode_mask;
 	*ctl = c;
-	a->active = c;
+	if (!inject_on(INJECT_PV_STALE_ACTIVE))
+		a->active = c;
 	a->resumes++;
 	load_imode(v, old, &c, values_la ? values : (const uint64_t *)0);
 	pmu_reprogrammed(v);
@@ -263,6 +264,7 @@ static int64_t isuspend(struct vcpu *v, uint64_t save_la)
 	struct vpmu *p = &vcpu_pmu_state(v)->vpmu;
 	uint64_t values[PV_PMU_COUNTERS];
 	struct pv_control *ctl;
+	int64_t pending;
 
 	if (!a)
 		return -PV_EINVAL;
@@ -284,7 +286,8 @@ static int64_t isuspend(struct vcpu *v, uint64_t save_la)
 	for (uint32_t m = ctl->imode_mask; m; m &= m - 1)
 		p->evtsel[__builtin_ctz(m)] = 0;
 	pmu_reprogrammed(v);
-	return take_pending(a);
+	pending = inject_on(INJECT_PV_KEEP_PENDING) ? a->overflow_pending : take_pending(a);
+	return inject_on(INJECT_PV_DROP_PENDING) ? 0 : pending;
 }
 
 static int64_t setup(struct vcpu *v, uint64_t gpa, uint64_t nvcpus)
@@ -294,11 +297,16 @@ static int64_t setup(struct vcpu *v, uint64_t gpa, uint64_t nvcpus)
 	const char *why;
 	struct pv_vcpu_area *base;
 
-	if (d->area || nvcpus > PV_MAX_VCPUS)
+	if (nvcpus > PV_MAX_VCPUS)
+		return -PV_EINVAL;
+	/* VCPUs of one domain may call at once on several PCPUs: exactly one maps the area. */
+	if (__atomic_exchange_n(&d->claimed, 1, __ATOMIC_ACQ_REL))
 		return -PV_EINVAL;
 	base = vcpu_pmu_map_area(v, gpa, (unsigned)nvcpus, &why);
-	if (!base)
+	if (!base) {
+		__atomic_store_n(&d->claimed, 0, __ATOMIC_RELEASE);
 		return -PV_EINVAL;
+	}
 	for (unsigned k = 0; k < nvcpus; k++) {
 		struct pv_vcpu_area *a = (struct pv_vcpu_area *)((char *)base + k * PV_PMU_AREA_STRIDE);
 

@@ -18,6 +18,7 @@ struct pmu_backend_ops;
 /* Per domain: where the shared area is, which vector overflows use, each VCPU's control. */
 struct pv_domain {
 	struct pv_vcpu_area *area;	/* host address of VCPU 0's page; NULL before HC_PMU_SETUP */
+	int claimed;			/* a SETUP took the area (atomic: the first caller wins) */
 	unsigned nvcpus;
 	uint8_t vector;
 	/*
@@ -32,8 +33,6 @@ struct pv_domain {
 void pv_init(const struct pmu_backend_ops *ops, unsigned width);
 /* A HC_PMU_* hypercall from v with arguments RDI, RSI, RDX...; returns RAX. */
 int64_t pv_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3]);
-/* Fault injection for the validation suite (inject=pv-skip-sum): skip the Sum_vcpu update. */
-extern bool pv_inject_skip_sum;
 /* Inter-domain switches: a-mode Sum/Start bookkeeping (seed 003 4.2.1). */
 void pv_switch_in(struct vcpu *v);
 void pv_switch_out(struct vcpu *v);

@@ -2,6 +2,7 @@
 #include <stddef.h>
 
 #include "include/x86/pmu_msr.h"
+#include "lib/inject.h"
 #include "pmu/vpmu.h"
 
 /* The kinds of PMU MSR. */
@@ -154,7 +155,8 @@ enum vpmu_result vpmu_wrmsr(struct vpmu *p, uint32_t msr, uint64_t val)
 	switch (r.reg) {
 	case REG_PMC:
 		/* SDM Vol. 3B 20.2.6: IA32_PMCx get EAX[31:0] sign-extended. */
-		val = (uint64_t)(int64_t)(int32_t)(uint32_t)val & vpmu_width_mask(p->cfg);
+		val = (inject_on(INJECT_VPMU_NO_SEXT) ? (uint32_t)val :
+		       (uint64_t)(int64_t)(int32_t)(uint32_t)val) & vpmu_width_mask(p->cfg);
 		break;
 	case REG_OVF_CTRL:
 		/* SDM Vol. 3B 20.2.2: each set bit clears that GLOBAL_STATUS bit. */

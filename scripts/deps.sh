@@ -5,7 +5,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 packages=(gcc make binutils python3 bochs bochsbios vgabios bochs-term grub-pc-bin grub-common
-	  xorriso mtools qemu-system-x86 newlib-source gnuplot-nox clang libclang-rt-14-dev)
+	  xorriso mtools qemu-system-x86 newlib-source gnuplot-nox graphviz clang libclang-rt-14-dev)
 
 newlib_tar=/usr/src/newlib/newlib-3.3.0.tar.xz
 newlib_prefix=$root/build/newlib

@@ -3,7 +3,7 @@
 # User knobs: EMU=bochs|qemu|kvm, SCENARIO=FILE, CPUS=N.
 EMU ?= bochs
 SCENARIO ?= tests/scenarios/demo.cfg
-CPUS ?= 1
+CPUS ?= 2
 
 RUN_TIMEOUT ?= 600
 RUN_LOG := build/run-log
@@ -20,11 +20,13 @@ RUN_BOOT = $(if $(filter bochs,$(EMU)),--iso $(RUN_ISO),--scenario $(SCENARIO))
 
 # The README's two commands install what is missing first. The exit status of
 # scripts/run-emu.sh is the verdict; make turns any non-zero one into its own
-# status 2 after printing it as "Error N".
+# status 2 after printing it as "Error N". The demo's table (scripts/demo-table.py)
+# follows the log; other scenarios print none.
 run: deps all
 	$(if $(filter bochs,$(EMU)),scripts/mkiso.sh $(SCENARIO) $(RUN_ISO))
-	scripts/run-emu.sh --emu $(EMU) --cpus $(CPUS) --timeout $(RUN_TIMEOUT) \
-		--log $(RUN_LOG) --follow $(RUN_BOOT)
+	@rc=0; scripts/run-emu.sh --emu $(EMU) --cpus $(CPUS) --timeout $(RUN_TIMEOUT) \
+		--log $(RUN_LOG) --follow $(RUN_BOOT) || rc=$$?; \
+	python3 scripts/demo-table.py $(RUN_LOG)/serial.txt || [ $$rc != 0 ] || rc=1; exit $$rc
 
 gdb: all
 	@printf 'file %s\ntarget remote localhost:1234\n' '$(abspath $(KERNEL))' >$(RUN_GDB_SCRIPT)

@@ -6,9 +6,8 @@
 #include "guest-stub/kernel/internal.h"
 #include "guest-stub/kernel/pmu_backend.h"
 #include "include/perfvisor/hypercall.h"
-
-#define CR4_PCE		(1ull << 8)	/* RDPMC at CPL 3 (SDM Vol. 3A, "Control Registers") */
-#define EVTSEL_EN	(1ull << 22)
+#include "include/x86/cr.h"
+#include "include/x86/pmu_msr.h"
 
 /*
  * One page per VCPU, in guest RAM (seed 003 figure 6): the hypervisor's (pv, read-only once

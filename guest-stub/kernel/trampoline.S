@@ -1,16 +1,12 @@
 /* AP start-up code: from real mode at the SIPI page through protected mode into 64-bit mode. */
 #include "guest-stub/kernel/trampoline.h"
+#include "include/x86/cr.h"
 #include "include/x86/msr.h"
 
 #define SEL_CODE32	0x08
 #define SEL_DATA	0x10
 #define SEL_CODE64	0x18
 
-#define CR0_PE		0x00000001
-#define CR0_NW		0x20000000
-#define CR0_CD		0x40000000
-#define CR0_PG		0x80000000
-#define CR4_PAE		0x020
 
 /* The address a label has once the code is copied to TRAMPOLINE_BASE. */
 #define ABS(label)	(TRAMPOLINE_BASE + (label) - ap_trampoline)

@@ -61,15 +61,14 @@ bool report_value(const char *what, uint64_t measured, uint64_t expected)
 
 int report_summary(void)
 {
-	int passed, failed;
 	uint64_t flags;
+	int failed;
 
 	flags = rt_irq_save();
 	rt_spin_lock(&report_lock);
-	passed = report_passed;
+	printf("%d passed, %d failed\n", report_passed, report_failed);
 	failed = report_failed;
 	rt_spin_unlock(&report_lock);
 	rt_irq_restore(flags);
-	printf("%d passed, %d failed\n", passed, failed);
 	return failed;
 }

@@ -115,15 +115,21 @@ void vt_gp_install(void)
 	rt_idt_set_gate(13, vt_gp_entry, 0);
 }
 
-bool vt_rdmsr(uint32_t msr, uint64_t *val)
+/* One read by raw(index): the value unless the #GP handler counted a fault meanwhile. */
+static bool vt_read_safe(uint64_t (*raw)(uint32_t), uint32_t index, uint64_t *val)
 {
 	unsigned before = vt_gp_faults;
-	uint64_t v = vt_rdmsr_raw(msr);
+	uint64_t v = raw(index);
 
 	if (vt_gp_faults != before)
 		return false;
 	*val = v;
 	return true;
+}
+
+bool vt_rdmsr(uint32_t msr, uint64_t *val)
+{
+	return vt_read_safe(vt_rdmsr_raw, msr, val);
 }
 
 bool vt_wrmsr(uint32_t msr, uint64_t val)
@@ -136,13 +142,7 @@ bool vt_wrmsr(uint32_t msr, uint64_t val)
 
 bool vt_rdpmc(uint32_t ecx, uint64_t *val)
 {
-	unsigned before = vt_gp_faults;
-	uint64_t v = vt_rdpmc_raw(ecx);
-
-	if (vt_gp_faults != before)
-		return false;
-	*val = v;
-	return true;
+	return vt_read_safe(vt_rdpmc_raw, ecx, val);
 }
 
 uint64_t vt_read(uint32_t msr)

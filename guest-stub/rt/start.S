@@ -1,4 +1,5 @@
 /* Guest entry: multiboot header, 32-bit entry into long mode, 64-bit entry, exception stubs. */
+#include "include/x86/cr.h"
 #include "include/x86/msr.h"
 
 #define MB_HEADER_MAGIC	0x1BADB002
@@ -17,16 +18,6 @@
 #define PTE_PCD		0x010
 #define PTE_LARGE	0x080
 
-#define CR0_PE		0x00000001
-#define CR0_MP		0x00000002
-#define CR0_EM		0x00000004
-#define CR0_TS		0x00000008
-#define CR0_NW		0x20000000
-#define CR0_CD		0x40000000
-#define CR0_PG		0x80000000
-#define CR4_PAE		0x020
-#define CR4_OSFXSR	0x200
-#define CR4_OSXMMEXCPT	0x400
 
 /* Vectors 8, 10-14, 17, 21, 29 and 30 push an error code (SDM vol. 3A, table 6-1). */
 #define ERROR_CODE_VECTORS	0x60227D00

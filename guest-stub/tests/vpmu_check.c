@@ -7,12 +7,12 @@
 #include "guest-stub/lib/report.h"
 #include "guest-stub/lib/vpmu_test.h"
 #include "guest-stub/rt/rt.h"
+#include "include/x86/cr.h"
 
 #define MSR_PMC(i)		(MSR_PMC0 + (i))
 #define MSR_A_PMC(i)		(MSR_A_PMC0 + (i))
 #define MSR_PERFEVTSEL(i)	(MSR_PERFEVTSEL0 + (i))
 #define MSR_FIXED_CTR(j)	(MSR_FIXED_CTR0 + (j))
-#define CR4_PCE			(1ull << 8)	/* SDM Vol. 3A 2.5 */
 #define CPUID_PDCM		(1u << 15)	/* SDM Vol. 2A CPUID.01H:ECX: PERF_CAPABILITIES */
 
 /* Counter values every MSR rule starts from, so a write that should not land shows. */

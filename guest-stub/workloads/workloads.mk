@@ -3,7 +3,7 @@
 WL_LIB := $(GUEST_OUT)/libworkloads.a
 WL_OBJS := $(patsubst guest-stub/%,$(GUEST_OUT)/obj/%.o, \
 	$(wildcard guest-stub/workloads/*.S guest-stub/workloads/*.c))
-WL_GUESTS := microbench ovf_threads pchase
+WL_GUESTS := microbench ovf_threads pchase demo
 WL_ELFS := $(WL_GUESTS:%=$(GUEST_OUT)/%.elf)
 # Code symbols, by address: what must not move between the two links (symtab.h).
 WL_CODE_SYMS = nm -n --defined-only $(1) | awk '$$2 ~ /^[tTwW]$$/'

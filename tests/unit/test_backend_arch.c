@@ -66,6 +66,16 @@ static bool model_idle(void)
 	return !model.global_ctrl && !sels && !model.fixed_ctrl && !model.global_status;
 }
 
+/* Loads v counting instructions on GP 0, cycles on GP `cyc`, and fixed counters 0 and 1. */
+static void load_inst_cycles(struct vcpu *v, unsigned cyc)
+{
+	load(v);
+	wr(v, MSR_IA32_PERFEVTSEL0, INST);
+	wr(v, MSR_IA32_PERFEVTSEL0 + cyc, CYCLES);
+	wr(v, MSR_IA32_FIXED_CTR_CTRL, FIXED_ALL | FIXED_ALL << 4);
+	wr(v, MSR_IA32_PERF_GLOBAL_CTRL, 0x300000001ull | 1ull << cyc);
+}
+
 /* --- The tests. --- */
 
 static void test_choice(void)
@@ -155,11 +165,7 @@ static void test_order(void)
 
 	machine(&hw48);
 	vcpu_new(&v, &d, PMU_ACCT_VCPU);
-	load(&v);
-	wr(&v, MSR_IA32_PERFEVTSEL0, INST);
-	wr(&v, MSR_IA32_PERFEVTSEL0 + 1, CYCLES);
-	wr(&v, MSR_IA32_FIXED_CTR_CTRL, FIXED_ALL | FIXED_ALL << 4);
-	wr(&v, MSR_IA32_PERF_GLOBAL_CTRL, 0x300000003ull);
+	load_inst_cycles(&v, 1);
 	run(&v, 10, 1, 10);
 	unload(&v);
 	from = model.nlog;
@@ -292,6 +298,50 @@ static void test_switch(void)
 	check(!b.pmu.vpmu.pmc[1] && !b.pmu.vpmu.fixed[0],
 	      "B's counters it never programmed stay 0 (A's were live on the same PCPU)");
 	check(model.faults == 0 && model.hot_writes == 0, "switches: no fault, no hot write");
+}
+
+/* Every physical counter reads 0, through RDMSR and RDPMC (what a next VCPU could read). */
+static bool model_zero(void)
+{
+	uint64_t val, any = 0;
+
+	for (unsigned i = 0; i < model.cfg.num_gp; i++) {
+		model_rdpmc(i, &val);
+		any |= val | model.pmc[i];
+	}
+	for (unsigned j = 0; j < model.cfg.num_fixed; j++) {
+		model_rdpmc(RDPMC_FIXED | j, &val);
+		any |= val | model.fixed[j];
+	}
+	return !any;
+}
+
+/* Switch-out leaves no counter value behind for the next VCPU (or domain) to read. */
+static void test_switch_clears(void)
+{
+	struct pmu_domain da, db;
+	struct vcpu a, b;
+
+	machine(&hw48);
+	vcpu_new(&a, &da, PMU_ACCT_GUEST);
+	vcpu_new(&b, &db, PMU_ACCT_GUEST);
+	load_inst_cycles(&a, 3);
+	run(&a, 12345, 678, 23456);
+	check(!model_zero(), "A's counters are live while it runs");
+	unload(&a);
+	check(model_idle() && model_zero(), "after A's switch-out every counter reads 0");
+	load(&b);
+	run(&b, 100, 10, 100);
+	check(model_zero() && !b.pmu.vpmu.pmc[0] && !b.pmu.vpmu.fixed[0],
+	      "B (nothing programmed) reads 0 from every index");
+	unload(&b);
+	load(&a);
+	run(&a, 5, 1, 7);
+	unload(&a);
+	check(a.pmu.vpmu.pmc[0] == 12350 && a.pmu.vpmu.pmc[3] == 23463 &&
+	      a.pmu.vpmu.fixed[0] == 12350 && a.pmu.vpmu.fixed[1] == 23463,
+	      "A's own counts survive the clearing (restored from its vPMU): %llu %llu",
+	      (unsigned long long)a.pmu.vpmu.pmc[0], (unsigned long long)a.pmu.vpmu.pmc[3]);
 }
 
 /* The VMware modes: what hypervisor work on the VCPU's exits adds. */
@@ -526,6 +576,7 @@ int main(void)
 	test_order();
 	test_counting();
 	test_switch();
+	test_switch_clears();
 	test_accounting();
 	test_overflow();
 	test_retired();

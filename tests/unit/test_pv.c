@@ -56,8 +56,15 @@ bool vcpu_pmu_write_guest(struct vcpu *v, uint64_t la, const void *src, uint64_t
 }
 
 /* hv/vcpu_pmu.c's rules: page-aligned, one page per VCPU of the domain, inside its RAM. */
+/* Runs while the area is being mapped: another VCPU of the domain calling at that moment. */
+static void (*during_map)(void);
+static unsigned maps;
+
 void *vcpu_pmu_map_area(struct vcpu *v, uint64_t gpa, unsigned nvcpus, const char **why)
 {
+	maps++;
+	if (during_map)
+		during_map();
 	if (gpa & 0xFFF || nvcpus != v->d->nvcpus || gpa > RAM_SIZE ||
 	    (uint64_t)nvcpus * 4096 > RAM_SIZE - gpa) {
 		*why = "bad area";
@@ -629,6 +636,28 @@ static void test_imode(void)
 	      "IACK takes the overflow bit once");
 }
 
+static int64_t racer_result;
+
+static void racer(void)
+{
+	during_map = NULL;
+	racer_result = hc_setup(&dom1.vcpu[1]);
+}
+
+/* Two VCPUs call SETUP at once: the second arrives while the first maps the area. */
+static void test_setup_race(void)
+{
+	struct vcpu *v = fresh_dom(&dom1, 2);
+
+	maps = 0;
+	racer_result = 1;
+	during_map = racer;
+	check(hc_setup(v) == 0 && racer_result == -PV_EINVAL && maps == 1,
+	      "SETUP raced by a second VCPU: one maps the area, the other gets -EINVAL");
+	check(hc_setup(&dom1.vcpu[1]) == -PV_EINVAL && maps == 1,
+	      "SETUP after the race: -EINVAL, nothing mapped again");
+}
+
 static void test_bad_calls(void)
 {
 	static const struct {
@@ -663,6 +692,7 @@ static void test_bad_calls(void)
 	      area(&dom0.vcpu[1])->rdpmc_index[3] == 3, "SETUP fills every VCPU's page");
 	check(hc_setup(v) == -PV_EINVAL, "SETUP twice: -EINVAL");
 	hc_resume(v, &ctl_ab);
+	test_setup_race();
 	for (unsigned k = 0; k < sizeof(bad) / sizeof(*bad); k++) {
 		memcpy(dom0.ram + CTL_GPA, &bad[k].c, sizeof(bad[k].c));
 		check(hc(v, HC_PMU_RESUME, CTL_GPA, 0) == -PV_EINVAL &&

@@ -85,24 +85,38 @@ def md_table(header, rows):
     return "\n".join(out) + "\n"
 
 
-def gnuplot(out, name, title, ylabel, series, data, yrange=None):
-    """A clustered bar chart: data is [(label, [value or None per series])]."""
+# No chart is wider than a screen: clusters beyond what fits go into panels (facets) below
+# each other, one per scenario, never into a wider chart.
+CHART_WIDTH_MAX = 1200
+PANEL_HEIGHT = 330
+
+
+def gnuplot(out, name, title, xlabel, ylabel, series, facets, yrange=None):
+    """Clustered bar charts stacked in one SVG: facets is [(panel title, [(label, [value or
+    None per series])])], one panel each; xlabel and ylabel say what and in which unit."""
     charts = os.path.join(out, "charts")
     os.makedirs(charts, exist_ok=True)
-    dat = os.path.join(charts, name + ".dat")
-    with open(dat, "w", encoding="utf-8") as f:
-        # A comment: gnuplot would take a header row for an empty first cluster.
-        f.write("# label " + " ".join(f'"{s}"' for s in series) + "\n")
-        for lab, vals in data:
-            f.write(f'"{lab}" ' + " ".join("?" if v is None else f"{v:.6g}" for v in vals) + "\n")
-    plots = ", ".join(
-        (f"'{name}.dat' using {i + 2}:xtic(1)" if i == 0 else f"'' using {i + 2}")
-        + f" title '{s}'" for i, s in enumerate(series))
-    # Labels stay horizontal (SVG renderers disagree on rotated text): the chart widens.
-    width = max(960, 240 + 100 * len(data))
-    script = f"""set terminal svg size {width},420 noenhanced font "sans,11" background rgb "white"
+    panels = []
+    for k, (facet, data) in enumerate(facets):
+        dat = f"{name}-{k}.dat"
+        with open(os.path.join(charts, dat), "w", encoding="utf-8") as f:
+            # A comment: gnuplot would take a header row for an empty first cluster.
+            f.write("# label " + " ".join(f'"{s}"' for s in series) + "\n")
+            for lab, vals in data:
+                f.write(f'"{lab}" ' + " ".join("?" if v is None else f"{v:.6g}" for v in vals)
+                        + "\n")
+        plots = ", ".join(
+            (f"'{dat}' using {i + 2}:xtic(1)" if i == 0 else f"'' using {i + 2}")
+            + f" title '{s}'" for i, s in enumerate(series))
+        panels.append(f'set title "{facet}"\nplot {plots}' if facet else f"plot {plots}")
+    # Labels stay horizontal (SVG renderers disagree on rotated text).
+    clusters = max(len(data) for _, data in facets)
+    width = min(CHART_WIDTH_MAX, max(800, 260 + 24 * len(series) * clusters))
+    height = 40 + PANEL_HEIGHT * len(facets)
+    script = f"""set terminal svg size {width},{height} noenhanced font "sans,11" \\
+    background rgb "white"
 set output '{name}.svg'
-set title "{title}"
+set xlabel "{xlabel}"
 set ylabel "{ylabel}"
 set datafile missing "?"
 set style data histograms
@@ -110,13 +124,12 @@ set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set boxwidth 0.9
 set xtics scale 0 font ",9"
-set bmargin 4
 set grid ytics
 set key outside right top
 set xzeroaxis lt -1
 {f"set yrange [{yrange[0]}:{yrange[1]}]" if yrange else ""}
-plot {plots}
-"""
+set multiplot layout {len(facets)},1 title "{title}"
+""" + "\n".join(panels) + "\nunset multiplot\n"
     with open(os.path.join(charts, name + ".gp"), "w", encoding="utf-8") as f:
         f.write(script)
     done = subprocess.run(["gnuplot", name + ".gp"], cwd=charts, capture_output=True, text=True)
@@ -160,19 +173,23 @@ def count_tables(rows, out):
         text.append(f"### counters={counters}\n\n" + md_table(header, lines))
     text.append(direct_table(rows))
     for ev, short in EVENTS:
-        data = []
-        labels = sorted({label(r) for r in counts})
-        for lab in labels:
-            vals = []
-            for counters in matrix.COUNTERS:
-                hit = [r.get("error") for r in counts if label(r) == lab and r["acct"] == "guest"
-                       and r["counters"] == counters and r["event"] == ev]
-                vals.append(100 * hit[0] if hit and hit[0] is not None else None)
-            data.append((lab, vals))
-        if data:
-            text.append(gnuplot(out, f"count-{ev}", f"{short}: relative error by scenario and "
-                                "thread (guest accounting)", "relative error (%)",
-                                list(matrix.COUNTERS), data) + "\n")
+        facets = []
+        for scen in sorted({r["scenario"] for r in counts}):
+            data = []
+            for lab in sorted({label(r) for r in counts if r["scenario"] == scen}):
+                vals = []
+                for counters in matrix.COUNTERS:
+                    hit = [r.get("error") for r in counts if label(r) == lab
+                           and r["acct"] == "guest" and r["counters"] == counters
+                           and r["event"] == ev]
+                    vals.append(100 * hit[0] if hit and hit[0] is not None else None)
+                data.append((lab.split(":")[1], vals))
+            facets.append((f"scenario {scen}: {matrix.SCENARIOS.get(scen, '')}", data))
+        if facets:
+            text.append(gnuplot(out, f"count-{ev}", f"{short}: relative error per thread "
+                                "(guest accounting), one panel per scenario",
+                                "domain x, thread y (Dx-Ty)", "relative error (%)",
+                                list(matrix.COUNTERS), facets) + "\n")
     return "\n".join(text)
 
 
@@ -211,13 +228,19 @@ def ovf_section(rows, out):
                       f"{n.get('measured', '-')}/{n.get('expected', '-')}",
                       fmt_err(ev.get("cycles", {}).get("error")),
                       fmt_err(ev.get("tsc", {}).get("error"))])
-    data = [(f"{c.removeprefix('ovf-')} {lab.split(':')[1]}",
-             [100 * ev[e]["error"] if e in ev and ev[e].get("error") is not None else None
-              for e in ("instructions", "cycles", "tsc")])
-            for (c, lab), ev in sorted(table.items()) if not c.startswith("ovf-ref-")]
-    chart = gnuplot(out, "ovf", "i-mode overflow test: relative error per thread",
-                    "relative error (%)", ["PAPI_TOT_INS (i-mode)", "PAPI_TOT_CYC", "TSC"],
-                    data)
+    facets = []
+    for case in sorted({c for c, _ in table if not c.startswith("ovf-ref-")}):
+        placement, counters = case.removeprefix("ovf-").split("-", 1)
+        data = [(lab.split(":")[1],
+                 [100 * ev[e]["error"] if e in ev and ev[e].get("error") is not None else None
+                  for e in ("instructions", "cycles", "tsc")])
+                for (c, lab), ev in sorted(table.items()) if c == case]
+        facets.append((f"{matrix.OVF_PLACEMENTS.get(placement, placement)}, "
+                       f"counters={counters}", data))
+    chart = gnuplot(out, "ovf", "i-mode overflow test: relative error per thread, one panel "
+                    "per placement", "domain x, thread y (Dx-Ty)", "relative error (%)",
+                    ["PAPI_TOT_INS (i-mode)", "PAPI_TOT_CYC", "TSC"],
+                    facets) if facets else ""
     return ("## i-mode: the overflow test (seed 003 5.1.2, figures 8-9)\n\nFour threads per "
             "domain on random VCPUs each sample their own instructions; each must be told of "
             "every overflow, in its own context, and its i-mode total must be exact. "
@@ -247,7 +270,8 @@ def profile_section(rows, out):
                        and r["function"] == f), None) for c, d in columns])
             for f in CHASED if f != "wl_pchase"]
     chart = gnuplot(out, "profile", "profile ratio, sampled / expected share per function",
-                    "ratio", header[1:], data, yrange=(0.8, 1.2))
+                    "chased function", "ratio (sampled share / expected share; 1 = exact)",
+                    header[1:], [("", data)], yrange=(0.8, 1.2))
     return ("## Sampling: profile ratios (seed 003 table 3, Metis)\n\nThree domains profile the "
             "pointer-chasing workload at the same time, each sampling a different event "
             "(ins = PAPI_TOT_INS, br = PAPI_BR_INS, cyc = PAPI_TOT_CYC), as Metis lets "
