@@ -55,6 +55,7 @@ include tests/fuzz/fuzz.mk
 include tests/validate/validate.mk
 include tests/bench/bench.mk
 include docs/pictures/pictures.mk
+include tests/kut/kut.mk
 
 # No lower layer includes a higher one (docs/architecture.md); the script's own test first
 # proves it catches a violation.

@@ -6,6 +6,7 @@
 #include "lib/frame.h"
 #include "lib/printk.h"
 #include "lib/string.h"
+#include "hv/acpi.h"
 #include "hv/domain.h"
 #include "hv/elf.h"
 #include "hv/ept.h"
@@ -16,13 +17,13 @@
 #include "hv/vcpu.h"
 #include "hv/vmx.h"
 
-/* Guest-physical layout of the boot data the hypervisor writes below the image (under 640 KiB). */
-#define BOOT_GDT	0x1000ull	/* the first-instruction GDT */
-#define BOOT_PML4	0x2000ull	/* ELF64 guests: identity page tables for the low 4 GiB */
-#define BOOT_PDPT	0x3000ull
-#define BOOT_PD		0x4000ull	/* four page directories, 0x4000-0x7FFF */
-#define BOOT_MBI	0x8000ull	/* the multiboot information, up to BOOT_END */
-#define BOOT_END	0x10000ull
+/* The boot data the hypervisor writes in low RAM beside the image (hv/guest_mbi.c places it). */
+#define BOOT_GDT	0x0000ull	/* the first-instruction GDT */
+#define BOOT_PML4	0x1000ull	/* ELF64 guests: identity page tables for the low 4 GiB */
+#define BOOT_PDPT	0x2000ull
+#define BOOT_PD		0x3000ull	/* four page directories */
+#define BOOT_MBI	0x7000ull	/* the multiboot information, up to BOOT_SIZE */
+#define BOOT_SIZE	0xF000ull
 #define MB_LOADER_MAGIC	0x2BADB002
 
 _Static_assert(sizeof(struct vcpu) <= 4096, "a vcpu must fit in one frame");
@@ -120,22 +121,22 @@ static void not_started(struct domain *d, const char *fmt, ...)
 }
 
 /* The identity map an ELF64 guest starts with: low 4 GiB in 2 MiB pages (it may build its own). */
-static void write_boot_page_tables(struct domain *d)
+static void write_boot_page_tables(struct domain *d, uint64_t boot)
 {
-	uint64_t *pml4 = dom_gpa_to_hva(d, BOOT_PML4, 4096);
-	uint64_t *pdpt = dom_gpa_to_hva(d, BOOT_PDPT, 4096);
-	uint64_t *pd = dom_gpa_to_hva(d, BOOT_PD, 4 * 4096);
+	uint64_t *pml4 = dom_gpa_to_hva(d, boot + BOOT_PML4, 4096);
+	uint64_t *pdpt = dom_gpa_to_hva(d, boot + BOOT_PDPT, 4096);
+	uint64_t *pd = dom_gpa_to_hva(d, boot + BOOT_PD, 4 * 4096);
 
-	pml4[0] = BOOT_PDPT | 3;
+	pml4[0] = (boot + BOOT_PDPT) | 3;
 	for (unsigned i = 0; i < 4; i++)
-		pdpt[i] = (BOOT_PD + i * 4096) | 3;
+		pdpt[i] = (boot + BOOT_PD + i * 4096) | 3;
 	for (unsigned i = 0; i < 2048; i++)
 		pd[i] = ((uint64_t)i << 21) | 0x83;	/* present, writable, 2 MiB */
 }
 
-static void write_boot_gdt(struct domain *d, bool is64)
+static void write_boot_gdt(struct domain *d, uint64_t boot, bool is64)
 {
-	uint64_t *gdt = dom_gpa_to_hva(d, BOOT_GDT, 24);
+	uint64_t *gdt = dom_gpa_to_hva(d, boot + BOOT_GDT, 24);
 
 	gdt[0] = 0;
 	gdt[GUEST_SEL_CODE / 8] = is64 ? 0x00AF9A000000FFFFull : 0x00CF9A000000FFFFull;
@@ -155,7 +156,8 @@ static bool place_vcpus(struct domain *d)
 }
 
 /* Builds the VCPUs; the boot VCPU gets the first-instruction state of the image's kind. */
-static bool create_vcpus(struct domain *d, const struct elf_info *info, uint32_t mbi)
+static bool create_vcpus(struct domain *d, const struct elf_info *info, uint64_t boot,
+			 uint32_t mbi)
 {
 	for (unsigned i = 0; i < d->cfg.vcpus; i++) {
 		uint64_t pa = frame_alloc();
@@ -168,6 +170,7 @@ static bool create_vcpus(struct domain *d, const struct elf_info *info, uint32_t
 			return false;
 		}
 		d->vcpus[d->nvcpus++] = v;
+		msr_vcpu_init(&v->msr);
 		/* A VCPU's TSC starts at 0 unless it shows the host's (tsc=host); building later
 		 * domains is waiting for a PCPU, which its clock must not count. */
 		if (d->cfg.tsc == DOM_TSC_VCPU)
@@ -178,9 +181,10 @@ static bool create_vcpus(struct domain *d, const struct elf_info *info, uint32_t
 			v->gpr[GPR_RBX] = mbi;
 			if (info->is64) {
 				v->gpr[GPR_RDI] = mbi;
-				vcpu_start_long_mode(v, info->entry, BOOT_PML4, BOOT_GDT);
+				vcpu_start_long_mode(v, info->entry, boot + BOOT_PML4,
+						     boot + BOOT_GDT);
 			} else {
-				vcpu_start_protected32(v, (uint32_t)info->entry, BOOT_GDT);
+				vcpu_start_protected32(v, (uint32_t)info->entry, boot + BOOT_GDT);
 			}
 		}
 		vcpu_unload(v);
@@ -194,6 +198,7 @@ void dom_create(unsigned index, const void *image, uint64_t image_len, const cha
 	struct elf_info info;
 	char err[160];
 	const char *why;
+	uint64_t boot;
 	uint32_t mbi;
 
 	d->id = index;
@@ -208,9 +213,16 @@ void dom_create(unsigned index, const void *image, uint64_t image_len, const cha
 		not_started(d, "%s", err);
 		return;
 	}
-	if (info.load_lo < BOOT_END) {
-		not_started(d, "the image loads at 0x%lx, inside the boot area below 0x%lx",
-			    info.load_lo, BOOT_END);
+	/* Images may load anywhere in RAM (realmode tests at 0x8000): the boot data moves aside. */
+	boot = guest_boot_area(info.load_lo, info.load_hi, BOOT_SIZE);
+	if (boot == UINT64_MAX) {
+		not_started(d, "the image [0x%lx, 0x%lx) leaves no %lu KiB in the low 640 KiB "
+			    "for its boot data", info.load_lo, info.load_hi, BOOT_SIZE >> 10);
+		return;
+	}
+	if (guest_mbi_size(strlen(d->cfg.args)) > BOOT_SIZE - BOOT_MBI) {
+		not_started(d, "guest arguments too long (%zu characters; the multiboot information "
+			    "has %lu bytes)", strlen(d->cfg.args), BOOT_SIZE - BOOT_MBI);
 		return;
 	}
 	if (!info.is64 && !info.has_multiboot) {
@@ -232,10 +244,21 @@ void dom_create(unsigned index, const void *image, uint64_t image_len, const cha
 		not_started(d, "out of memory for its EPT");
 		return;
 	}
-	write_boot_gdt(d, info.is64);
+	/* The ACPI tables in the BIOS area, unless the image itself loads there. */
+	if (info.load_hi <= ACPI_AREA || info.load_lo >= ACPI_AREA_END) {
+		why = acpi_build((void *)d->ram_hpa, d->ram_size, d->cfg.vcpus);
+		if (why) {
+			not_started(d, "no room for its ACPI tables: %s", why);
+			return;
+		}
+	} else {
+		printk("perfvisor: domain %u (%s): no ACPI tables, the image loads over 0x%lx-0x%lx\n",
+		       d->id, d->cfg.name, ACPI_AREA, ACPI_AREA_END - 1);
+	}
+	write_boot_gdt(d, boot, info.is64);
 	if (info.is64)
-		write_boot_page_tables(d);
-	why = guest_mbi_build((void *)d->ram_hpa, d->ram_size, BOOT_MBI, BOOT_END - BOOT_MBI,
+		write_boot_page_tables(d, boot);
+	why = guest_mbi_build((void *)d->ram_hpa, d->ram_size, boot + BOOT_MBI, BOOT_SIZE - BOOT_MBI,
 			      d->cfg.args, strlen(d->cfg.args), &mbi);
 	if (why) {
 		not_started(d, "%s", why);
@@ -245,7 +268,7 @@ void dom_create(unsigned index, const void *image, uint64_t image_len, const cha
 	pmu_domain_init(&d->pmu, d->cfg.events ? d->cfg.events : ~0ull, d->cfg.acct);
 	vuart_init(&d->uart, uart_line, d);
 	fwcfg_init(&d->fwcfg, d->ram_size, (uint16_t)d->cfg.vcpus);
-	if (!create_vcpus(d, &info, mbi) || !place_vcpus(d))
+	if (!create_vcpus(d, &info, boot, mbi) || !place_vcpus(d))
 		return;
 	d->state = DOM_RUNNING;
 	printk("perfvisor: domain %u (%s): %s image, %u vcpu%s, %lu MiB, entry 0x%lx\n", d->id,

@@ -10,7 +10,6 @@
 #define DOM_MEM_MAX	(1ull << 30)
 #define DOM_MEM_ALIGN	(2ull << 20)	/* guest RAM is mapped with 2 MiB EPT pages */
 #define DOM_MEM_DEFAULT	(16ull << 20)
-#define DOM_ARGS_MAX	256		/* bytes with the NUL */
 
 enum dom_acct {
 	DOM_ACCT_GUEST,		/* acct=guest */
@@ -26,7 +25,7 @@ enum dom_tsc {
 enum dom_verdict {
 	DOM_CFG_OK,
 	DOM_CFG_WARN,		/* unknown keys, duplicates or a bad name: the domain starts */
-	DOM_CFG_FATAL,		/* a bad vcpus, mem, pin, acct, tsc, events or guest arguments */
+	DOM_CFG_FATAL,		/* a bad vcpus, mem, pin, acct, tsc or events */
 };
 
 struct dom_config {
@@ -39,7 +38,8 @@ struct dom_config {
 	enum dom_tsc tsc;		/* default vcpu */
 	uint64_t timeout_ms;		/* wall time after which the domain is killed; 0: none */
 	uint64_t events;		/* bit i: event_names[i] asked for; default none */
-	char args[DOM_ARGS_MAX];	/* the guest's arguments: everything after "--" */
+	/* The guest's arguments, everything after "--", any length: inside the module string. */
+	const char *args;
 };
 
 /*

@@ -76,6 +76,9 @@ static bool emulate_cr0_write(struct vcpu *v, uint64_t val)
 
 	if ((val >> 32) || ((val & CR0_PG) && !(val & CR0_PE)) || ((val & CR0_NW) && !(val & CR0_CD)))
 		return false;
+	/* SDM Vol. 2A MOV-Control Registers: clearing PG while CR4.PCIDE = 1 is #GP. */
+	if (!(val & CR0_PG) && (cr4 & CR4_PCIDE))
+		return false;
 	if ((val & CR0_PG) && !(old & CR0_PG)) {
 		if (efer & MSR_EFER_LME) {
 			if (!(cr4 & CR4_PAE))

@@ -1,13 +1,13 @@
-/* RDMSR/WRMSR exits: the vPMU first, then the few platform MSRs, emulated per VCPU; the rest raise #GP as on hardware. */
+/* RDMSR/WRMSR exits: the vPMU, then the MSRs of hv/msr_table.c; the rest #GP as on hardware. */
 #include "lib/cpu.h"
 #include "hv/domain.h"
+#include "hv/msr_table.h"
+#include "hv/sched.h"
 #include "hv/vmexit.h"
 #include "hv/vmx.h"
 #include "hv/vmx_ops.h"
 
-#define MSR_IA32_TSC		0x10
 #define MSR_BIOS_SIGN_ID	0x8B
-#define MSR_IA32_MISC_ENABLE	0x1A0
 #define APIC_BASE_BSP		(1ull << 8)
 #define APIC_BASE_ENABLE	(1ull << 11)
 #define EFER_SCE		(1ull << 0)
@@ -30,9 +30,25 @@ static bool pat_valid(uint64_t pat)
 	return true;
 }
 
+/* What the emulated MSRs depend on: the domain's virtual PMU, RDTSCP or RDPID offered. */
+static struct msr_env env_of(struct vcpu *v)
+{
+	static int tsc_aux = -1;
+
+	/* The guest sees RDTSCP and RDPID when the host has them (hv/cpuid_table.c). */
+	if (tsc_aux < 0)
+		tsc_aux = (cpuid(0x80000001, 0).edx & (1u << 27)) || (cpuid(7, 0).ecx & (1u << 22));
+	return (struct msr_env){ .vpmu = v->pmu.vpmu.cfg->enabled, .tsc_aux = tsc_aux };
+}
+
 /* Returns false when the access must raise #GP. */
 static bool msr_read(struct vcpu *v, uint32_t msr, uint64_t *val)
 {
+	struct msr_env env = env_of(v);
+	enum msr_result r = msr_emul_read(&v->msr, &env, msr, val);
+
+	if (r != MSR_NOT_EMUL)
+		return r == MSR_OK;
 	switch (msr) {
 	case MSR_IA32_APIC_BASE:
 		*val = apic_base(v);
@@ -43,8 +59,9 @@ static bool msr_read(struct vcpu *v, uint32_t msr, uint64_t *val)
 	case MSR_BIOS_SIGN_ID:
 		*val = 0;
 		return true;
-	case MSR_IA32_MISC_ENABLE:
-		*val = 1 | (1ull << 11) | (1ull << 12);	/* fast strings; no BTS, no PEBS */
+	case MSR_IA32_TSC_AUX:
+		/* The VCPU's own value is in the hardware MSR while it is loaded (hv/vcpu.c). */
+		*val = rdmsr(MSR_IA32_TSC_AUX);
 		return true;
 	case MSR_IA32_PAT:
 		*val = vmread(VMCS_GUEST_PAT);
@@ -59,11 +76,23 @@ static bool msr_read(struct vcpu *v, uint32_t msr, uint64_t *val)
 
 static bool msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
 {
+	struct msr_env env = env_of(v);
+	enum msr_result r = msr_emul_write(&v->msr, &env, msr, val);
+
+	if (r != MSR_NOT_EMUL)
+		return r == MSR_OK;
 	switch (msr) {
 	case MSR_IA32_TSC:
 		/* The guest sets its own TSC: only its offset changes (SDM Vol. 3C 27.3). */
-		v->tsc_offset = val - rdtsc();
+		v->tsc_offset += msr_tsc_write(&v->msr, val, sched_guest_tsc(v));
 		vmwrite(VMCS_TSC_OFFSET, v->tsc_offset);
+		return true;
+	case MSR_IA32_TSC_ADJUST:
+		v->tsc_offset += msr_tsc_adjust_write(&v->msr, val);
+		vmwrite(VMCS_TSC_OFFSET, v->tsc_offset);
+		return true;
+	case MSR_IA32_TSC_AUX:
+		wrmsr(MSR_IA32_TSC_AUX, val);
 		return true;
 	case MSR_IA32_APIC_BASE:
 		/* Relocating, disabling or x2APIC mode are not offered: only the current value. */

@@ -47,6 +47,19 @@ static void put_mmap_entry(uint8_t *p, uint64_t base, uint64_t len)
 	put32(p + 20, MB_MMAP_AVAILABLE);
 }
 
+uint64_t guest_boot_area(uint64_t image_lo, uint64_t image_hi, uint64_t size)
+{
+	uint64_t after = (image_hi + 0xFFF) & ~0xFFFull;
+
+	if (size > LOW_RAM_END - GUEST_BOOT_LOW)
+		return UINT64_MAX;
+	if (image_lo >= GUEST_BOOT_LOW + size || image_hi <= GUEST_BOOT_LOW)
+		return GUEST_BOOT_LOW;
+	if (image_hi < LOW_RAM_END && after <= LOW_RAM_END - size)
+		return after;
+	return UINT64_MAX;
+}
+
 uint64_t guest_mbi_size(size_t cmdline_len)
 {
 	if (cmdline_len > UINT32_MAX)

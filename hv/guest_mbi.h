@@ -5,6 +5,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The first page the boot data may use: page 0 stays the guest's (real-mode IVT, BIOS data). */
+#define GUEST_BOOT_LOW		0x1000ull
+
+/*
+ * Where `size` bytes of boot data (GDT, page tables, this info) go in low RAM, below the
+ * EBDA, without touching the image [image_lo, image_hi): at GUEST_BOOT_LOW if the image
+ * leaves room there, else on the page after the image. UINT64_MAX: nowhere.
+ */
+uint64_t guest_boot_area(uint64_t image_lo, uint64_t image_hi, uint64_t size);
+
 /* Bytes guest_mbi_build() needs for a cmdline_len-character command line; UINT64_MAX: too long. */
 uint64_t guest_mbi_size(size_t cmdline_len);
 

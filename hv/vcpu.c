@@ -235,8 +235,19 @@ static void write_host_state(struct pcpu *p)
 
 static const uint32_t smsr_index[SMSR_COUNT] = {
 	[SMSR_STAR] = 0xC0000081, [SMSR_LSTAR] = 0xC0000082, [SMSR_CSTAR] = 0xC0000083,
-	[SMSR_FMASK] = 0xC0000084, [SMSR_KERNEL_GS_BASE] = 0xC0000102,
+	[SMSR_FMASK] = 0xC0000084, [SMSR_KERNEL_GS_BASE] = 0xC0000102, [SMSR_TSC_AUX] = 0xC0000103,
 };
+
+/* IA32_TSC_AUX exists only with RDTSCP or RDPID (SDM Vol. 4 table 2-2). */
+static unsigned smsr_count(void)
+{
+	static int count;
+
+	if (!count)
+		count = (cpuid(0x80000001, 0).edx & (1u << 27)) || (cpuid(7, 0).ecx & (1u << 22)) ?
+			SMSR_COUNT : SMSR_TSC_AUX;
+	return count;
+}
 
 void vcpu_load(struct vcpu *v)
 {
@@ -248,7 +259,7 @@ void vcpu_load(struct vcpu *v)
 	}
 	if (v->pcpu != p || !v->launched)
 		write_host_state(p);
-	for (unsigned i = 0; i < SMSR_COUNT; i++)
+	for (unsigned i = 0; i < smsr_count(); i++)
 		wrmsr(smsr_index[i], v->smsr[i]);
 	/* VMX does not switch x87/SSE state; the hypervisor never touches it, so a swap here is enough. */
 	__asm__ volatile("fxrstor64 %0" : : "m"(*(const uint8_t(*)[512])v->fpu));
@@ -257,7 +268,7 @@ void vcpu_load(struct vcpu *v)
 void vcpu_put(struct vcpu *v)
 {
 	__asm__ volatile("fxsave64 %0" : "=m"(*(uint8_t(*)[512])v->fpu));
-	for (unsigned i = 0; i < SMSR_COUNT; i++)
+	for (unsigned i = 0; i < smsr_count(); i++)
 		v->smsr[i] = rdmsr(smsr_index[i]);
 }
 

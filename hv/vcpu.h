@@ -8,6 +8,7 @@
 #include "lib/spinlock.h"
 #include "hv/ept.h"
 #include "hv/exit_dr.h"
+#include "hv/msr_table.h"
 #include "hv/step.h"
 #include "hv/vapic.h"
 #include "hv/vmx_defs.h"
@@ -34,7 +35,9 @@ struct exit_record {
 };
 
 /* Syscall MSRs VMX does not switch; passed through, so swapped on every VCPU switch. */
-enum { SMSR_STAR, SMSR_LSTAR, SMSR_CSTAR, SMSR_FMASK, SMSR_KERNEL_GS_BASE, SMSR_COUNT };
+enum { SMSR_STAR, SMSR_LSTAR, SMSR_CSTAR, SMSR_FMASK, SMSR_KERNEL_GS_BASE,
+       SMSR_TSC_AUX,	/* last: only where RDTSCP or RDPID make it exist */
+       SMSR_COUNT };
 
 struct domain;
 struct pcpu;
@@ -63,6 +66,7 @@ struct vcpu {
 	uint8_t sipi_vector;		/* start page of a SIPI not yet applied to the VMCS */
 	bool sipi_pending;
 	uint64_t smsr[SMSR_COUNT];
+	struct msr_vcpu msr;		/* the emulated MSRs (hv/msr_table.c) */
 	/* TSC virtualization (seed 003, 4.2.5): the TSC stops while the VCPU waits for a PCPU. */
 	uint64_t tsc_offset;
 	uint64_t desched_tsc;

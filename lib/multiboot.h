@@ -19,7 +19,6 @@
 #define MB_MMAP_MAX	64
 #define MB_MODS_MAX	16
 #define MB_CMDLINE_MAX	512	/* bytes with the NUL; longer is an error */
-#define MB_MODSTR_MAX	256	/* likewise for each module string */
 /* Loader structures: info, command line, memory map, module list, module strings. */
 #define MB_USED_MAX	(4 + MB_MODS_MAX)
 #define MB_RESERVED_MAX	(1 + MB_MODS_MAX + MB_USED_MAX)
@@ -47,7 +46,8 @@ struct mb_mmap_entry {
 
 struct mb_module {
 	uint64_t start, end;	/* [start, end): GRUB and QEMU store start + size in mod_end */
-	char string[MB_MODSTR_MAX];
+	/* Where the loader left it, any length: its bytes are among the used ranges, kept. */
+	const char *string;
 };
 
 struct mb_boot_info {

@@ -5,9 +5,9 @@
 
 #include "guest-stub/kernel/internal.h"
 #include "guest-stub/rt/rt.h"
+#include "include/perfvisor/hypercall.h"
 #include "include/x86/apic.h"
 
-#define HV_LEAF		0x40000000u
 #define CAL_TSC_TICKS	10000000ull	/* ~3 ms at 3 GHz */
 
 /* Timer ticks per TSC tick, 32.32 fixed point; 1:1 under perfvisor. */
@@ -77,7 +77,7 @@ void kapic_send_ipi(unsigned cpu, uint8_t vector)
 
 bool under_perfvisor(void)
 {
-	struct rt_cpuid_regs r = rt_cpuid(HV_LEAF, 0);
+	struct rt_cpuid_regs r = rt_cpuid(HV_CPUID_SIGNATURE, 0);
 	char sig[12];
 
 	memcpy(sig, &r.ebx, 4);
@@ -95,8 +95,8 @@ const char *kernel_domain_name(void)
 		return name;
 	if (!under_perfvisor())
 		return "native";
-	/* perfvisor's leaf 0x40000001: the domain's name, NUL-padded (README, CPUID). */
-	r = rt_cpuid(HV_LEAF + 1, 0);
+	/* perfvisor's name leaf: the domain's name, NUL-padded (README, CPUID). */
+	r = rt_cpuid(HV_CPUID_NAME, 0);
 	memcpy(name, &r, sizeof(r));
 	return name;
 }

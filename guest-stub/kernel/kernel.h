@@ -21,7 +21,7 @@ unsigned kernel_init(int argc, char **argv);
 
 unsigned kernel_ncpus(void);
 
-/* The domain's name under perfvisor (CPUID leaf 0x40000001), "native" without it. */
+/* The domain's name under perfvisor (CPUID leaf HV_CPUID_NAME), "native" without it. */
 const char *kernel_domain_name(void);
 
 enum kthread_ring {

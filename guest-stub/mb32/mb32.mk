@@ -15,7 +15,7 @@ MB32_OBJS := $(MB32_OBJ)/entry.S.o $(MB32_OBJ)/kernel.c.o
 
 # An ELF image cut short inside its section headers: the loader must refuse it by name.
 MB32_TRUNCATED_BYTES := 3000
-MB32_IMAGES := $(MB32_OUT)/mb32.elf $(MB32_OUT)/truncated.elf
+MB32_IMAGES := $(MB32_OUT)/mb32.elf $(MB32_OUT)/truncated.elf $(MB32_OUT)/mb32low.elf
 
 .PHONY: guests
 guests: $(MB32_IMAGES)
@@ -23,6 +23,12 @@ guests: $(MB32_IMAGES)
 $(MB32_OUT)/mb32.elf: $(MB32_OBJS) guest-stub/mb32/mb32.ld
 	@echo "  LD      $@"
 	$(Q)gcc $(MB32_LDFLAGS) -o $@ $(MB32_OBJS)
+
+# The same kernel loaded at 0x8000, where real-mode test kernels live: perfvisor's boot data
+# must move out of its way (hv/guest_mbi.c guest_boot_area).
+$(MB32_OUT)/mb32low.elf: $(MB32_OBJS) guest-stub/mb32/mb32.ld
+	@echo "  LD      $@"
+	$(Q)gcc $(MB32_LDFLAGS) -Wl,-Ttext=0x8000 -o $@ $(MB32_OBJS)
 
 $(MB32_OBJ)/%.c.o: guest-stub/mb32/%.c guest-stub/mb32/mb32.mk
 	@mkdir -p $(@D)

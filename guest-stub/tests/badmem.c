@@ -1,4 +1,4 @@
-/* Misbehaving guest: writes the last byte of its RAM, then the first byte past it (must be killed). */
+/* Misbehaving guest: writes the last byte of its RAM and the first past it (dropped), then runs there (killed). */
 #include <stdint.h>
 #include <stdio.h>
 
@@ -21,6 +21,11 @@ int main(void)
 	printf("badmem: wrote the last byte of RAM at 0x%llx\n", (unsigned long long)(ram - 1));
 	printf("badmem: writing 0x%llx, just past the end of RAM\n", (unsigned long long)ram);
 	last[1] = 0x5A;
-	printf("badmem: still running after writing outside RAM\n");
+	/* As on a PC, nothing answers past RAM: the write went nowhere, a read floats high. */
+	printf("badmem: past RAM, the write was %s and the byte reads 0x%02x\n",
+	       last[1] == 0xFF ? "dropped" : "KEPT", last[1]);
+	/* Code cannot run from nothing: this fetch must end the domain. */
+	((void (*)(void))(uintptr_t)ram)();
+	printf("badmem: still running after jumping outside RAM\n");
 	return 1;
 }

@@ -148,6 +148,11 @@ static void test_cr0_writes(void)
 	mov_cr(0, 0, GPR_RAX, CR0_NE);
 	check(!gp_injected && !(vmcs[VMCS_GUEST_EFER] & MSR_EFER_LMA) &&
 	      !(vmcs[VMCS_ENTRY_CTLS] & ENTRY_IA32E_MODE), "cr0: paging off leaves IA-32e mode");
+	reset();
+	vmcs[VMCS_GUEST_CR4] |= CR4_PCIDE;
+	mov_cr(0, 0, GPR_RAX, CR0_NE | CR0_PE);
+	check(gp_injected == 1 && !rip_advanced && (vmcs[VMCS_GUEST_EFER] & MSR_EFER_LMA),
+	      "cr0: clearing PG while CR4.PCIDE = 1 is #GP, IA-32e mode stays (SDM Vol. 2A MOV)");
 }
 
 static void test_cr8(void)

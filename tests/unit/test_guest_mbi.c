@@ -128,6 +128,25 @@ static void test_refusals(uint8_t *ram)
 	}
 }
 
+/* Boot data beside any image: at 0x1000 when there is room, after the image below 640 KiB. */
+static void test_boot_area(void)
+{
+	const uint64_t size = 0xF000;
+
+	check(guest_boot_area(0x100000, 0x200000, size) == 0x1000, "image at 1 MiB: boot data at 0x1000");
+	check(guest_boot_area(0x10000, 0x20000, size) == 0x1000, "image at 0x10000: room below it");
+	check(guest_boot_area(0x8000, 0xDA30, size) == 0xE000,
+	      "kvm-unit-tests' realmode.flat at 0x8000: boot data on the page after it");
+	check(guest_boot_area(0xFFF, 0x10000, size) == 0x10000, "an image over 0x1000 pushes it up");
+	check(guest_boot_area(0x0, 0x800, size) == 0x1000, "an image in page 0 leaves 0x1000 free");
+	check(guest_boot_area(0x8000, 0x92000, size) == UINT64_MAX,
+	      "an image filling low RAM leaves no room: refused");
+	check(guest_boot_area(0x8000, 0x200000, size) == UINT64_MAX,
+	      "an image from low RAM into high RAM: refused");
+	check(guest_boot_area(0x100000, 0x200000, 0x100000) == UINT64_MAX,
+	      "boot data larger than low RAM: refused");
+}
+
 int main(void)
 {
 	uint8_t *ram = malloc(RAM_SIZE);
@@ -135,6 +154,7 @@ int main(void)
 	test_layout(ram);
 	test_edges(ram);
 	test_refusals(ram);
+	test_boot_area();
 	free(ram);
 	return unit_summary();
 }
