@@ -17,6 +17,13 @@ bool step_handle_db(struct vcpu *v, uint64_t qual)
 	return false;
 }
 
+void dr_reflect_db(struct vcpu *v, uint64_t qual, unsigned stepper_slots)
+{
+	(void)v;
+	(void)qual;
+	(void)stepper_slots;
+}
+
 void dom_kill(struct domain *d, struct vcpu *v, const char *fmt, ...)
 {
 	(void)d;
