@@ -39,6 +39,7 @@ void exit_cpuid(struct vcpu *v, uint64_t qual)
 		else
 			r.ecx &= ~L1_ECX_PDCM;
 		r.edx &= ~L1_EDX_HIDE;
+		r.edx &= vapic_hw_enabled(&v->apic) ? ~0u : ~(1u << 9);	/* SDM Vol. 3A 11.4.3 */
 		break;
 	case 4:
 		/* Cores sharing the package: the domain's VCPUs. */

@@ -48,7 +48,7 @@ void exit_ept_violation(struct vcpu *v, uint64_t qual)
 {
 	uint64_t gpa = vmread(VMCS_GUEST_PHYS_ADDR);
 
-	if ((gpa & ~0xFFFull) == VAPIC_BASE && !(qual & 4)) {
+	if (vapic_page(&v->apic, gpa) && !(qual & 4)) {
 		apic_mmio(v, gpa);
 		return;
 	}

@@ -75,16 +75,64 @@ static int highest_vec(const uint32_t *r)
 	return -1;
 }
 
-void vapic_init(struct vapic *a, uint8_t id)
+/* SDM Vol. 3A 11.4.7.1: the registers after power-up or reset; the ID and IA32_APIC_BASE stay. */
+static void reset_regs(struct vapic *a)
 {
+	uint64_t base = a->base_msr;
+	uint8_t id = a->id;
 	unsigned i;
 
 	__builtin_memset(a, 0, sizeof(*a));
 	a->id = id;
+	a->base_msr = base;
 	a->dfr = 0xffffffff;
 	a->spiv = 0xff;
 	for (i = 0; i < VAPIC_LVT_N; i++)
 		a->lvt[i] = LVT_MASKED;
+}
+
+void vapic_init(struct vapic *a, uint8_t id)
+{
+	a->id = id;
+	a->base_msr = VAPIC_BASE | VAPIC_BASE_ENABLE | (id ? 0 : VAPIC_BASE_BSP);
+	reset_regs(a);
+}
+
+uint64_t vapic_get_base(const struct vapic *a)
+{
+	return a->base_msr;
+}
+
+bool vapic_hw_enabled(const struct vapic *a)
+{
+	return a->base_msr & VAPIC_BASE_ENABLE;
+}
+
+bool vapic_page(const struct vapic *a, uint64_t gpa)
+{
+	return vapic_hw_enabled(a) && (gpa & ~0xfffull) == (a->base_msr & ~0xfffull);
+}
+
+/*
+ * SDM Vol. 3A 11.4.4 (Figure 11-5): bits 7:0 and 9 are reserved, as are the base bits at and
+ * above MAXPHYADDR; bit 10 (EXTD) too, since CPUID offers no x2APIC (11.12.1).
+ */
+bool vapic_set_base(struct vapic *a, uint64_t val, unsigned maxphyaddr)
+{
+	uint64_t reserved = 0x2ff | VAPIC_BASE_EXTD;
+
+	if (maxphyaddr < 64)
+		reserved |= ~0ull << maxphyaddr;
+	if (val & reserved)
+		return false;
+	/* SDM Vol. 3A 11.4.3: a hardware disable loses the APIC's state (back to power-up). */
+	if (vapic_hw_enabled(a) && !(val & VAPIC_BASE_ENABLE)) {
+		a->base_msr = val;
+		reset_regs(a);
+		return true;
+	}
+	a->base_msr = val;
+	return true;
 }
 
 static void deliver_fixed(struct vapic *a, unsigned vector);
@@ -227,17 +275,43 @@ enum vapic_pmi vapic_pmi(struct vapic *a)
 		deliver_fixed(a, lvt & 0xff);
 		return VAPIC_PMI_FIXED;
 	case VAPIC_DM_NMI:
+		/* SDM Vol. 3B 20.6.3 / Vol. 3A 11.5.1: what Linux perf programs. */
+		vapic_nmi(a);
 		return VAPIC_PMI_NMI;
 	default:
 		return VAPIC_PMI_NONE;
 	}
 }
 
-/* SDM Vol. 3A 11.6.2: physical or logical (flat or cluster) destination, 0xFF broadcasts. */
+void vapic_nmi(struct vapic *a)
+{
+	if (vapic_hw_enabled(a))
+		a->nmi_pending = true;
+}
+
+bool vapic_take_nmi(struct vapic *a)
+{
+	bool was = a->nmi_pending;
+
+	a->nmi_pending = false;
+	return was;
+}
+
+bool vapic_has_event(const struct vapic *a)
+{
+	return a->nmi_pending || vapic_pending(a) >= 0;
+}
+
+/*
+ * SDM Vol. 3A 11.6.2: physical or logical (flat or cluster) destination, 0xFF broadcasts.
+ * A disabled APIC is like none (11.4.3): it receives nothing.
+ */
 bool vapic_is_target(const struct vapic *a, const struct vapic_ipi *ipi, bool self)
 {
 	uint8_t ldr = a->ldr >> 24;
 
+	if (!vapic_hw_enabled(a))
+		return false;
 	switch (ipi->shorthand) {
 	case VAPIC_SH_SELF:
 		return self;

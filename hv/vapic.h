@@ -8,6 +8,11 @@
 #define VAPIC_BASE		0xFEE00000u	/* the 4 KiB register page */
 #define VAPIC_NO_DEADLINE	UINT64_MAX
 
+/* IA32_APIC_BASE bits (SDM Vol. 3A 11.4.4, Figure 11-5). */
+#define VAPIC_BASE_BSP		(1ull << 8)
+#define VAPIC_BASE_EXTD		(1ull << 10)	/* x2APIC mode: not offered, so reserved */
+#define VAPIC_BASE_ENABLE	(1ull << 11)
+
 /* LVT entries in register order from 0x320. */
 enum vapic_lvt {
 	VAPIC_LVT_TIMER,
@@ -55,6 +60,8 @@ enum vapic_pmi {
 
 struct vapic {
 	uint8_t id;
+	uint64_t base_msr;	/* IA32_APIC_BASE */
+	bool nmi_pending;	/* one NMI latched, as the CPU holds one (SDM Vol. 3A 6.7.1) */
 	uint32_t tpr, ldr, dfr, spiv, icr_lo, icr_hi;
 	uint32_t esr;		/* what the guest reads */
 	uint32_t esr_pending;	/* errors since the last ESR write */
@@ -66,8 +73,25 @@ struct vapic {
 	uint32_t timer_count;
 };
 
-/* Power-up state, also the state after INIT (SDM Vol. 3A 11.4.7.1, 11.4.7.3). */
+/*
+ * Power-up state, also the state after INIT (SDM Vol. 3A 11.4.7.1, 11.4.7.3): enabled in xAPIC
+ * mode at VAPIC_BASE; APIC ID 0 is the bootstrap processor.
+ */
 void vapic_init(struct vapic *a, uint8_t id);
+
+/*
+ * IA32_APIC_BASE. vapic_set_base() returns false when the write must raise #GP: reserved
+ * bits, including those at and above maxphyaddr, and EXTD (no x2APIC is offered). Clearing
+ * the enable bit disables the APIC in hardware and returns it to its power-up state (SDM Vol. 3A
+ * 11.4.3); setting it again enables it in that state. The base may move (the page is emulated
+ * where nothing else is mapped).
+ */
+uint64_t vapic_get_base(const struct vapic *a);
+bool vapic_set_base(struct vapic *a, uint64_t val, unsigned maxphyaddr);
+/* Whether the APIC is enabled in IA32_APIC_BASE: CPUID.1:EDX.APIC follows it (SDM Vol. 3A 11.4.3). */
+bool vapic_hw_enabled(const struct vapic *a);
+/* Whether guest-physical gpa is in the register page of this enabled APIC. */
+bool vapic_page(const struct vapic *a, uint64_t gpa);
 
 /*
  * Guest MMIO at VAPIC_BASE + off, at guest TSC now. Registers are 32-bit at
@@ -81,7 +105,7 @@ uint32_t vapic_read(struct vapic *a, unsigned off, unsigned size, uint64_t now);
 bool vapic_write(struct vapic *a, unsigned off, unsigned size, uint32_t val, uint64_t now,
 		 struct vapic_ipi *ipi);
 
-/* Whether this APIC is a destination of ipi; self: it is the sender's. */
+/* Whether this APIC is a destination of ipi (never while disabled); self: it is the sender's. */
 bool vapic_is_target(const struct vapic *a, const struct vapic_ipi *ipi, bool self);
 
 /* A fixed, edge-triggered interrupt arrives (IPI or device). */
@@ -103,7 +127,17 @@ void vapic_ack(struct vapic *a, uint8_t vector);
 void vapic_timer_update(struct vapic *a, uint64_t now);
 uint64_t vapic_timer_deadline(const struct vapic *a);
 
-/* A counter overflowed with its PMI bit set: deliver through LVTPC. */
+/* A counter overflowed with its PMI bit set: deliver through LVTPC (NMI mode latches an NMI). */
 enum vapic_pmi vapic_pmi(struct vapic *a);
+
+/*
+ * An NMI arrives (IPI, LVTPC, IOAPIC). At most one waits: a second one while one is already
+ * pending merges with it, as on hardware (SDM Vol. 3A 6.7.1). A disabled APIC takes none.
+ */
+void vapic_nmi(struct vapic *a);
+/* Takes the pending NMI for injection: true if there was one. */
+bool vapic_take_nmi(struct vapic *a);
+/* An NMI or an interrupt the VCPU may take is pending: a halted VCPU wakes. */
+bool vapic_has_event(const struct vapic *a);
 
 #endif

@@ -1,4 +1,4 @@
-/* Unit tests for hv/vapic.c: registers, priorities, EOI, TPR, SPIV, ESR, IPIs, timer and PMI. */
+/* Unit tests for hv/vapic.c: registers, priorities, EOI, SPIV, ESR, IPIs, timer, PMI, APIC base, NMIs. */
 #include <string.h>
 
 #include "tests/unit/unit.h"
@@ -431,6 +431,72 @@ static void test_all_ones(void)
 	check(esr(&a) == 0x80, "reserved offsets among them flagged");
 }
 
+/* SDM Vol. 3A 11.4.3, 11.4.4: IA32_APIC_BASE enable, disable, relocation and reserved bits. */
+static void test_apic_base(void)
+{
+	struct vapic a, b;
+	unsigned bad = 0, bit;
+
+	vapic_init(&a, 0);
+	vapic_init(&b, 2);
+	check(vapic_get_base(&a) == 0xfee00900 && vapic_get_base(&b) == 0xfee00800,
+	      "power-up IA32_APIC_BASE: 0xFEE00000, enabled, BSP only on APIC ID 0");
+	check(vapic_set_base(&a, vapic_get_base(&a), 39), "writing the value read never #GPs");
+	for (bit = 0; bit < 8; bit++)
+		bad += !vapic_set_base(&a, 0xfee00900 | 1ull << bit, 39);
+	bad += !vapic_set_base(&a, 0xfee00900 | 1ull << 9, 39);
+	bad += !vapic_set_base(&a, 0xfee00900 | 1ull << 39, 39);
+	bad += !vapic_set_base(&a, 0xfee00900 | 1ull << 63, 39);
+	check(bad == 11 && vapic_get_base(&a) == 0xfee00900,
+	      "reserved bits 7:0, 9 and at or above MAXPHYADDR raise #GP and change nothing");
+	check(!vapic_set_base(&a, 0xfee00d00, 39) && vapic_hw_enabled(&a),
+	      "EXTD (x2APIC, not offered) raises #GP");
+	check(vapic_set_base(&a, 0xfee00900 | 1ull << 38, 39), "a base bit below MAXPHYADDR is fine");
+	vapic_set_base(&a, 0xfee00900, 39);
+
+	enabled(&a, 0);
+	wr(&a, 0x80, 0x20);
+	wr(&a, 0x340, 0x400);
+	wr(&a, 0x380, 1000);
+	vapic_set_irr(&a, 0x40);
+	vapic_nmi(&a);
+	check(vapic_set_base(&a, 0xfee00100, 39) && !vapic_hw_enabled(&a) &&
+	      vapic_get_base(&a) == 0xfee00100, "clearing EN disables the APIC in hardware");
+	check(!vapic_page(&a, 0xfee00030), "the register page is not live while disabled");
+	vapic_set_irr(&a, 0x50);
+	vapic_nmi(&a);
+	check(!vapic_has_event(&a), "a disabled APIC drops interrupts and NMIs");
+	ipi.shorthand = VAPIC_SH_ALL;
+	check(!vapic_is_target(&a, &ipi, false), "a disabled APIC is no IPI destination");
+	check(vapic_set_base(&a, 0xfee00900, 39) && vapic_hw_enabled(&a) &&
+	      vapic_page(&a, 0xfee00030), "setting EN enables it again");
+	check(rd(&a, 0x20) == 0 && rd(&a, 0xf0) == 0xff && rd(&a, 0x80) == 0 &&
+	      rd(&a, 0x340) == 0x10000 && rd(&a, 0x380) == 0 && vapic_pending(&a) == -1 &&
+	      !a.nmi_pending, "re-enabled in the power-up state: ID kept, SPIV 0xff, TPR 0, "
+	      "LVTs masked, timer, IRR and pending NMI cleared");
+	check(vapic_set_base(&a, 0xfed40900, 39) && vapic_page(&a, 0xfed40030) &&
+	      !vapic_page(&a, 0xfee00030), "the page follows a relocated base");
+}
+
+/* SDM Vol. 3A 6.7.1: one NMI pending at most; NMI-mode LVTPC latches it. */
+static void test_nmi(void)
+{
+	struct vapic a;
+
+	enabled(&a, 0);
+	check(!vapic_take_nmi(&a) && !vapic_has_event(&a), "no NMI at power-up");
+	vapic_nmi(&a);
+	vapic_nmi(&a);
+	check(vapic_has_event(&a), "a pending NMI wakes a halted VCPU");
+	check(vapic_take_nmi(&a) && !vapic_take_nmi(&a), "two NMIs while one waits: one pending");
+	wr(&a, 0x340, 0x400);
+	check(vapic_pmi(&a) == VAPIC_PMI_NMI && vapic_take_nmi(&a) && vapic_pending(&a) == -1,
+	      "LVTPC in NMI mode latches an NMI, no vector");
+	wr(&a, 0xf0, 0xff);
+	vapic_nmi(&a);
+	check(vapic_take_nmi(&a), "a software-disabled APIC still takes NMIs (SDM Vol. 3A 11.4.7.2)");
+}
+
 int main(void)
 {
 	test_reset();
@@ -446,5 +512,7 @@ int main(void)
 	test_pmi();
 	test_access_sizes();
 	test_all_ones();
+	test_apic_base();
+	test_nmi();
 	return unit_summary();
 }
