@@ -55,9 +55,10 @@ static void write_controls(struct vcpu *v)
 	struct vmx_caps *c = &vmx_caps;
 	uint32_t cpu2 = CPU2_ENABLE_EPT | CPU2_UNRESTRICTED_GUEST | CPU2_ENABLE_VPID;
 
-	/* External interrupts and NMIs belong to the host; the timer ends slices. */
+	/* External interrupts and NMIs belong to the host; the timer ends slices; virtual NMIs
+	 * give the guest's NMIs blocking until IRET and NMI-window exits (hv/irq.c). */
 	vmwrite(VMCS_PIN_CTLS, ctl(c->pinbased, PIN_EXTINT_EXITING | PIN_NMI_EXITING |
-				   PIN_PREEMPTION_TIMER));
+				   PIN_VIRTUAL_NMIS | PIN_PREEMPTION_TIMER));
 	/* Every port traps (the device model is all emulated); CR3 accesses need no exit with EPT. */
 	vmwrite(VMCS_CPU_CTLS, ctl(c->procbased, CPU_HLT_EXITING | CPU_UNCOND_IO_EXITING |
 				   CPU_USE_MSR_BITMAPS | CPU_RDPMC_EXITING | CPU_TSC_OFFSETTING |
