@@ -323,10 +323,7 @@ static void deliver_ipi(struct vcpu *t, const struct vapic_ipi *ipi)
 	case VAPIC_DM_LOWEST:
 	case VAPIC_DM_NMI:
 		spin_lock(&t->lock);
-		if (ipi->mode == VAPIC_DM_NMI)
-			vapic_nmi(&t->apic);	/* SDM Vol. 3A 11.6.1: the vector is ignored */
-		else
-			vapic_set_irr(&t->apic, ipi->vector);
+		vapic_accept(&t->apic, ipi);
 		spin_unlock(&t->lock);
 		if (t->state == VCPU_HALTED)
 			t->state = VCPU_RUNNABLE;

@@ -87,6 +87,7 @@ static void reset_regs(struct vapic *a)
 	a->base_msr = base;
 	a->dfr = 0xffffffff;
 	a->spiv = 0xff;
+	a->level_eoi = -1;
 	for (i = 0; i < VAPIC_LVT_N; i++)
 		a->lvt[i] = LVT_MASKED;
 }
@@ -135,7 +136,7 @@ bool vapic_set_base(struct vapic *a, uint64_t val, unsigned maxphyaddr)
 	return true;
 }
 
-static void deliver_fixed(struct vapic *a, unsigned vector);
+static bool deliver_fixed(struct vapic *a, unsigned vector);
 
 /*
  * SDM Vol. 3A 11.5.3: record the error and signal it through the LVT error entry.
@@ -153,22 +154,46 @@ static void raise_error(struct vapic *a, uint32_t bit)
 /*
  * SDM Vol. 3A 11.4.7.2: a software-disabled APIC takes only INIT, NMI, SMI and
  * SIPI, so fixed interrupts are dropped. Vectors 0-15 are illegal (11.5.2).
- * Every source here is edge-triggered, so TMR stays 0.
+ * Returns whether the vector went to the IRR.
  */
-static void deliver_fixed(struct vapic *a, unsigned vector)
+static bool deliver_fixed(struct vapic *a, unsigned vector)
 {
 	if (!(a->spiv & SPIV_ENABLE))
-		return;
+		return false;
 	if (vector < 16) {
 		raise_error(a, ESR_RECV_ILLEGAL);
-		return;
+		return false;
 	}
 	set_vec(a->irr, vector);
+	return true;
 }
 
 void vapic_set_irr(struct vapic *a, uint8_t vector)
 {
 	deliver_fixed(a, vector);
+}
+
+/* SDM Vol. 3A 11.8.4: TMR records the trigger mode of an accepted interrupt. */
+bool vapic_accept(struct vapic *a, const struct vapic_ipi *ipi)
+{
+	switch (ipi->mode) {
+	case VAPIC_DM_FIXED:
+	case VAPIC_DM_LOWEST:
+		if (!deliver_fixed(a, ipi->vector))
+			return true;
+		if (ipi->level)
+			set_vec(a->tmr, ipi->vector);
+		else
+			clear_vec(a->tmr, ipi->vector);
+		return true;
+	case VAPIC_DM_NMI:
+		vapic_nmi(a);	/* SDM Vol. 3A 11.6.1: the vector is ignored */
+		return true;
+	case VAPIC_DM_SMI:
+		return true;	/* no SMM: dropped */
+	default:
+		return false;
+	}
 }
 
 /* SDM Vol. 3A 11.8.3.1: PPR is TPR unless the highest in-service class is above it. */
@@ -198,13 +223,21 @@ void vapic_ack(struct vapic *a, uint8_t vector)
 	set_vec(a->isr, vector);
 }
 
-/* SDM Vol. 3A 11.8.5: EOI retires the highest-priority in-service interrupt. */
+/*
+ * SDM Vol. 3A 11.8.5: EOI retires the highest-priority in-service interrupt; a level-triggered
+ * one (TMR set) is broadcast to the I/O APICs.
+ */
 static void eoi(struct vapic *a)
 {
 	int isrv = highest_vec(a->isr);
 
-	if (isrv >= 0)
-		clear_vec(a->isr, isrv);
+	if (isrv < 0)
+		return;
+	clear_vec(a->isr, isrv);
+	if (test_vec(a->tmr, isrv)) {
+		clear_vec(a->tmr, isrv);
+		a->level_eoi = isrv;
+	}
 }
 
 /* SDM Vol. 3A Figure 11-10: DCR bits 3,1:0 = 111b divide by 1, else by 2 << value. */
@@ -335,7 +368,7 @@ static uint32_t read_reg(struct vapic *a, unsigned reg, uint64_t now)
 	if (reg >= REG_ISR && reg < REG_TMR)
 		return a->isr[(reg - REG_ISR) >> 4];
 	if (reg >= REG_TMR && reg < REG_IRR)
-		return 0;
+		return a->tmr[(reg - REG_TMR) >> 4];
 	if (reg >= REG_IRR && reg < REG_ESR)
 		return a->irr[(reg - REG_IRR) >> 4];
 	if (reg >= REG_LVT && reg < REG_TIMER_ICR)
@@ -395,6 +428,7 @@ static bool send_ipi(struct vapic *a, struct vapic_ipi *ipi)
 	ipi->shorthand = a->icr_lo >> 18 & 3;
 	ipi->logical = a->icr_lo & ICR_LOGICAL;
 	ipi->dest = a->icr_hi >> 24;
+	ipi->level = false;
 	/* An INIT level de-assert only resynchronizes arbitration IDs (11.4.7.4): not sent. */
 	if (ipi->mode == VAPIC_DM_INIT && !(a->icr_lo & ICR_ASSERT))
 		return false;

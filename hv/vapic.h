@@ -49,6 +49,7 @@ struct vapic_ipi {
 	uint8_t shorthand;	/* enum vapic_shorthand */
 	bool logical;		/* dest is a logical (LDR) destination, else an APIC ID */
 	uint8_t dest;		/* ICR bits 63:56 */
+	bool level;		/* an IOAPIC's level-triggered pin: its EOI goes back (TMR) */
 };
 
 /* What vapic_pmi() did. */
@@ -66,7 +67,8 @@ struct vapic {
 	uint32_t esr;		/* what the guest reads */
 	uint32_t esr_pending;	/* errors since the last ESR write */
 	uint32_t lvt[VAPIC_LVT_N];
-	uint32_t irr[8], isr[8];
+	uint32_t irr[8], isr[8], tmr[8];
+	int level_eoi;		/* a level-triggered vector the last EOI retired, for the IOAPIC; or -1 */
 	uint32_t timer_initial, timer_dcr;
 	bool timer_armed;
 	uint64_t timer_start;	/* guest TSC at which the count was timer_count */
@@ -110,6 +112,13 @@ bool vapic_is_target(const struct vapic *a, const struct vapic_ipi *ipi, bool se
 
 /* A fixed, edge-triggered interrupt arrives (IPI or device). */
 void vapic_set_irr(struct vapic *a, uint8_t vector);
+
+/*
+ * An interrupt message (IPI or IOAPIC) for this APIC: fixed and lowest priority go to the IRR
+ * (a level-triggered one sets TMR, so that its EOI sets level_eoi), NMI latches the NMI.
+ * Returns false for a mode the caller must handle itself (INIT, SIPI) or drops (SMI).
+ */
+bool vapic_accept(struct vapic *a, const struct vapic_ipi *ipi);
 
 /* Highest IRR vector the VCPU may take now, or -1 (guest RFLAGS.IF is the caller's). */
 int vapic_pending(const struct vapic *a);

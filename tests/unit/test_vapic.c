@@ -176,13 +176,13 @@ static const struct {
 	struct vapic_ipi want;
 	uint32_t esr;
 } icr_cases[] = {
-	{ "fixed 0x40 to APIC 3", 0x03000000, 0x00000040, true, { 0, 0x40, 0, false, 3 }, 0 },
-	{ "fixed, logical 0x0c", 0x0c000000, 0x00000841, true, { 0, 0x41, 0, true, 0x0c }, 0 },
-	{ "INIT assert", 0x01000000, 0x0000c500, true, { 5, 0x00, 0, false, 1 }, 0 },
+	{ "fixed 0x40 to APIC 3", 0x03000000, 0x00000040, true, { 0, 0x40, 0, false, 3, false }, 0 },
+	{ "fixed, logical 0x0c", 0x0c000000, 0x00000841, true, { 0, 0x41, 0, true, 0x0c, false }, 0 },
+	{ "INIT assert", 0x01000000, 0x0000c500, true, { 5, 0x00, 0, false, 1, false }, 0 },
 	{ "INIT level de-assert", 0x01000000, 0x00008500, false, { 0 }, 0 },
-	{ "SIPI page 8", 0x01000000, 0x00004608, true, { 6, 0x08, 0, false, 1 }, 0 },
-	{ "NMI to all but self", 0, 0x000c0400, true, { 4, 0x00, 3, false, 0 }, 0 },
-	{ "self IPI 0x50", 0, 0x00040050, true, { 0, 0x50, 1, false, 0 }, 0 },
+	{ "SIPI page 8", 0x01000000, 0x00004608, true, { 6, 0x08, 0, false, 1, false }, 0 },
+	{ "NMI to all but self", 0, 0x000c0400, true, { 4, 0x00, 3, false, 0, false }, 0 },
+	{ "self IPI 0x50", 0, 0x00040050, true, { 0, 0x50, 1, false, 0, false }, 0 },
 	{ "fixed vector 3", 0x01000000, 0x00000003, false, { 0 }, 0x20 },
 	{ "lowest priority vector 15", 0xff000000, 0x0000010f, false, { 0 }, 0x20 },
 };
@@ -190,7 +190,7 @@ static const struct {
 static bool same_ipi(const struct vapic_ipi *x, const struct vapic_ipi *y)
 {
 	return x->mode == y->mode && x->vector == y->vector && x->shorthand == y->shorthand &&
-	       x->logical == y->logical && x->dest == y->dest;
+	       x->logical == y->logical && x->dest == y->dest && x->level == y->level;
 }
 
 static void test_icr(void)
