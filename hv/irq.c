@@ -1,4 +1,5 @@
 /* Event injection at VM entry (SDM Vol. 3C 27.6): NMIs, then interrupts, else window exiting; kicks. */
+#include "hv/domain.h"
 #include "hv/irq.h"
 #include "hv/lapic.h"
 #include "hv/pcpu.h"
@@ -66,6 +67,32 @@ void irq_deliver(struct vcpu *v)
 	/* SDM Vol. 3C 26.7.6: without virtual NMIs an interrupt window stands in for the NMI's. */
 	set_exiting(CPU_NMI_WINDOW_EXITING, nmi_wait && vnmi);
 	set_exiting(CPU_INTR_WINDOW_EXITING, intr_wait || (nmi_wait && !vnmi));
+}
+
+void irq_ioapic_line(struct vcpu *v, unsigned pin, bool level)
+{
+	struct domain *d = v->dom;
+	struct vapic_ipi msg;
+	bool send;
+
+	spin_lock(&d->ioapic_lock);
+	send = vioapic_set_irq(&d->ioapic, pin, level, &msg);
+	spin_unlock(&d->ioapic_lock);
+	if (send)
+		sched_send_ipi(v, &msg);
+}
+
+void irq_ioapic_eoi(struct vcpu *v, uint8_t vector)
+{
+	struct domain *d = v->dom;
+	struct vapic_ipi msg;
+	bool send;
+
+	spin_lock(&d->ioapic_lock);
+	send = vioapic_eoi(&d->ioapic, vector, &msg);
+	spin_unlock(&d->ioapic_lock);
+	if (send)
+		sched_send_ipi(v, &msg);
 }
 
 void irq_kick(struct vcpu *t)

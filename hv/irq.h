@@ -2,6 +2,9 @@
 #ifndef PERFVISOR_HV_IRQ_H
 #define PERFVISOR_HV_IRQ_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 struct vcpu;
 
 /* The host vector of a kick: it only makes the guest on that PCPU exit (pmu/pmu.h has 0xF0). */
@@ -13,6 +16,13 @@ struct vcpu;
  * else asks for an NMI-window or interrupt-window exit when it can.
  */
 void irq_deliver(struct vcpu *v);
+
+/*
+ * The domain's I/O APIC: a device drives pin to level; a local APIC's EOI of a level-triggered
+ * vector. Either may send an interrupt message, routed to the VCPUs like an IPI.
+ */
+void irq_ioapic_line(struct vcpu *v, unsigned pin, bool level);
+void irq_ioapic_eoi(struct vcpu *v, uint8_t vector);
 
 /* t has a new event: if it runs on another PCPU now, a host IPI makes it exit and take it. */
 void irq_kick(struct vcpu *t);

@@ -2,25 +2,12 @@
 #include "hv/domain.h"
 #include "hv/guest_mem.h"
 #include "hv/insn.h"
+#include "hv/irq.h"
 #include "hv/mmio.h"
 #include "hv/sched.h"
 #include "hv/vcpu.h"
 #include "hv/vioapic.h"
 #include "hv/vmx_ops.h"
-
-/* A level-triggered EOI goes back to the domain's I/O APIC, which may interrupt again. */
-static void ioapic_eoi(struct vcpu *v, int vector)
-{
-	struct domain *d = v->dom;
-	struct vapic_ipi msg;
-	bool send;
-
-	spin_lock(&d->ioapic_lock);
-	send = vioapic_eoi(&d->ioapic, (uint8_t)vector, &msg);
-	spin_unlock(&d->ioapic_lock);
-	if (send)
-		sched_send_ipi(v, &msg);
-}
 
 /* SDM Vol. 3A 11.4.1: the xAPIC is memory-mapped, at the base IA32_APIC_BASE gives. */
 static void apic_access(struct vcpu *v, uint64_t gpa, unsigned size, bool write, uint64_t *val)
@@ -41,7 +28,7 @@ static void apic_access(struct vcpu *v, uint64_t gpa, unsigned size, bool write,
 	if (send)
 		sched_send_ipi(v, &ipi);
 	if (eoi >= 0)
-		ioapic_eoi(v, eoi);
+		irq_ioapic_eoi(v, (uint8_t)eoi);
 }
 
 static void ioapic_access(struct vcpu *v, uint64_t gpa, unsigned size, bool write, uint64_t *val)

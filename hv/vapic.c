@@ -225,7 +225,8 @@ void vapic_ack(struct vapic *a, uint8_t vector)
 
 /*
  * SDM Vol. 3A 11.8.5: EOI retires the highest-priority in-service interrupt; a level-triggered
- * one (TMR set) is broadcast to the I/O APICs.
+ * one (TMR set; it stays set until an edge-triggered one is accepted, 11.8.4) is broadcast to
+ * the I/O APICs.
  */
 static void eoi(struct vapic *a)
 {
@@ -234,10 +235,8 @@ static void eoi(struct vapic *a)
 	if (isrv < 0)
 		return;
 	clear_vec(a->isr, isrv);
-	if (test_vec(a->tmr, isrv)) {
-		clear_vec(a->tmr, isrv);
+	if (test_vec(a->tmr, isrv))
 		a->level_eoi = isrv;
-	}
 }
 
 /* SDM Vol. 3A Figure 11-10: DCR bits 3,1:0 = 111b divide by 1, else by 2 << value. */

@@ -113,6 +113,11 @@ static void test_apic_side(void)
 	vapic_ack(&a, 0x60);
 	vapic_write(&a, 0xb0, 4, 0, 0, &msg);
 	check(a.level_eoi == 0x60, "its EOI is reported for the I/O APIC");
+	check(vapic_read(&a, 0x180 + 0x30, 4, 0) == 1u,
+	      "TMR stays set after the EOI (SDM Vol. 3A 11.8.4)");
+	msg.level = false;
+	vapic_accept(&a, &msg);
+	check(vapic_read(&a, 0x180 + 0x30, 4, 0) == 0, "an edge-triggered 0x60 clears it");
 	msg.mode = VAPIC_DM_NMI;
 	check(vapic_accept(&a, &msg) && vapic_take_nmi(&a), "NMI mode latches an NMI");
 	msg.mode = VAPIC_DM_INIT;
