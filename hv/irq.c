@@ -18,6 +18,12 @@
  */
 #define NMI_BLOCKED	(INTERRUPTIBILITY_NMI | INTERRUPTIBILITY_MOV_SS | INTERRUPTIBILITY_STI)
 #define INTR_BLOCKED	(INTERRUPTIBILITY_MOV_SS | INTERRUPTIBILITY_STI)
+/*
+ * Debug traps pending from the last instruction (single step, data breakpoints: SDM Vol. 3C
+ * 25.4.2 table 25-4) go before NMIs and interrupts (SDM Vol. 3A 6.9), and a VM entry that
+ * injects an event would lose them (SDM Vol. 3C 27.7.3): events wait for the window then.
+ */
+#define PENDING_DBG_TRAPS	(0xfull | 1ull << 14)
 
 static void set_exiting(uint32_t ctl, bool on)
 {
@@ -31,7 +37,8 @@ static void set_exiting(uint32_t ctl, bool on)
 void irq_deliver(struct vcpu *v)
 {
 	uint32_t intr = vmread(VMCS_GUEST_INTERRUPTIBILITY), inject = 0;
-	bool queued = vmread(VMCS_ENTRY_INTR_INFO) & INTR_INFO_VALID;
+	bool queued = (vmread(VMCS_ENTRY_INTR_INFO) & INTR_INFO_VALID) ||
+		      (vmread(VMCS_GUEST_PENDING_DBG) & PENDING_DBG_TRAPS);
 	bool if_set = vmread(VMCS_GUEST_RFLAGS) & RFLAGS_IF;
 	/* NMI-window exiting exists only with virtual NMIs (SDM Vol. 3C 26.2.1.1). */
 	bool vnmi = vmread(VMCS_PIN_CTLS) & PIN_VIRTUAL_NMIS;
