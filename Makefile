@@ -1,11 +1,13 @@
 # perfvisor: `make` builds the hypervisor, the guests and the demo ISO; `make test` runs every test layer.
-# Read the README for the targets; the fragments below add the guests, the unit and the system tests.
+# Read the README for the targets; the fragments below add the guests, the tests and `make run`.
+# V=1 shows every command (otherwise a short line like `CC file` names each step).
 
 BUILD	:= build
 KERNEL	:= $(BUILD)/perfvisor.elf
 
 CC	:= gcc
 LD	:= ld
+Q	:= $(if $(filter 1,$(V)),,@)
 
 # The hypervisor is freestanding and never touches SSE/x87 state, so guests' FPU state is
 # never clobbered by it (and needs no save/restore on VM exits).
@@ -21,25 +23,21 @@ HV_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(HV_SRCS))
 .PHONY: all deps test clean distclean
 .DEFAULT_GOAL := all
 
-all: $(KERNEL) guests guests-extra iso
-
-# Test-only images (ELF32 kernels, truncated files) add themselves as prerequisites here.
-.PHONY: guests-extra
-guests-extra:
+all: $(KERNEL) guests iso
 
 $(BUILD)/obj/%.c.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	@$(CC) $(HV_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(HV_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/%.S.o: %.S Makefile
 	@mkdir -p $(dir $@)
 	@echo "  AS      $<"
-	@$(CC) $(HV_ASFLAGS) -c $< -o $@
+	$(Q)$(CC) $(HV_ASFLAGS) -c $< -o $@
 
 $(KERNEL): $(HV_OBJS) linker.ld
 	@echo "  LD      $@"
-	@$(LD) $(HV_LDFLAGS) -o $@ $(HV_OBJS)
+	$(Q)$(LD) $(HV_LDFLAGS) -o $@ $(HV_OBJS)
 
 -include $(HV_OBJS:.o=.d)
 
@@ -47,23 +45,25 @@ $(KERNEL): $(HV_OBJS) linker.ld
 deps:
 	@bash scripts/deps.sh
 
--include guest-stub/guest.mk
--include guest-stub/mb32/mb32.mk
--include tests/unit/unit.mk
--include tests/system/system.mk
--include tests/fuzz/fuzz.mk
--include tests/validate/validate.mk
--include tests/bench/bench.mk
--include tests/soak/soak.mk
+# Each fragment is required: a missing one fails here instead of dropping a target or a layer.
+include guest-stub/guest.mk
+include guest-stub/mb32/mb32.mk
+include scripts/run.mk
+include tests/unit/unit.mk
+include tests/system/system.mk
+include tests/fuzz/fuzz.mk
+include tests/validate/validate.mk
+include tests/bench/bench.mk
 
-# The README's two commands install what is missing first.
-run: deps
+# No lower layer includes a higher one (docs/architecture.md); the script's own test first
+# proves it catches a violation.
+.PHONY: check-layers
+check-layers:
+	$(Q)tests/unit/run.sh scripts/check-layers-test.py
+	$(Q)python3 scripts/check-layers.py
 
-# The layers of make test, each added when its fragment is there.
-TEST_LAYERS := test-unit test-system \
-	$(if $(wildcard tests/fuzz/fuzz.mk),fuzz-smoke) \
-	$(if $(wildcard tests/validate/validate.mk),validate-quick) \
-	$(if $(wildcard tests/bench/bench.mk),bench-check)
+# The layers of make test (docs/testing.md).
+TEST_LAYERS := check-layers test-unit test-system fuzz-smoke validate-quick bench-check
 
 # Every layer runs even if an earlier one fails; the status says whether all passed.
 test: deps

@@ -39,6 +39,10 @@ GUEST_USER_LIB_OBJS := $(patsubst guest-stub/%,$(GUEST_OUT)/obj/%.o,$(wildcard g
 # Objects rebuild when the newlib build or these flags change.
 GUEST_OBJ_DEPS := $(GUEST_NEWLIB_STAMP) guest-stub/guest.mk
 
+# The workloads library and its guests, linked by a rule of their own (before the rule
+# below, which links every other guest).
+include guest-stub/workloads/workloads.mk
+
 # Made through pattern rules only: without this make deletes them as intermediates.
 .SECONDARY: $(GUEST_NAMES:%=$(GUEST_OUT)/obj/main/%.c.o) $(GUEST_RT_OBJS) $(GUEST_KERNEL_OBJS) \
 	$(GUEST_USER_LIB_OBJS)
@@ -46,37 +50,37 @@ GUEST_OBJ_DEPS := $(GUEST_NEWLIB_STAMP) guest-stub/guest.mk
 .PHONY: guests
 guests: $(GUEST_ELFS)
 
-$(GUEST_OUT)/%.elf: $(GUEST_OUT)/obj/main/%.c.o $(GUEST_RT_OBJS) $(GUEST_USER_LIB) $(GUEST_KERNEL_LIB) \
-		guest-stub/guest.ld
+$(filter-out $(WL_ELFS),$(GUEST_ELFS)): $(GUEST_OUT)/%.elf: $(GUEST_OUT)/obj/main/%.c.o \
+		$(GUEST_RT_OBJS) $(GUEST_USER_LIB) $(GUEST_KERNEL_LIB) guest-stub/guest.ld
 	@echo "  LD      $@"
-	@$(GUEST_CC) $(GUEST_LDFLAGS) -o $@ $(GUEST_RT_OBJS) $< $(GUEST_USER_LIB) $(GUEST_KERNEL_LIB) \
+	$(Q)$(GUEST_CC) $(GUEST_LDFLAGS) -o $@ $(GUEST_RT_OBJS) $< $(GUEST_USER_LIB) $(GUEST_KERNEL_LIB) \
 		$(GUEST_LIBS)
 
 $(GUEST_KERNEL_LIB): $(GUEST_KERNEL_OBJS)
 	@echo "  AR      $@"
-	@rm -f $@
-	@ar rcs $@ $^
+	$(Q)rm -f $@
+	$(Q)ar rcs $@ $^
 
 $(GUEST_USER_LIB): $(GUEST_USER_LIB_OBJS)
 	@echo "  AR      $@"
-	@rm -f $@
-	@ar rcs $@ $^
+	$(Q)rm -f $@
+	$(Q)ar rcs $@ $^
 
 $(GUEST_OUT)/obj/%.c.o: guest-stub/%.c $(GUEST_OBJ_DEPS)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	@$(GUEST_CC) $(GUEST_CFLAGS) -c -o $@ $<
+	$(Q)$(GUEST_CC) $(GUEST_CFLAGS) -c -o $@ $<
 
 # A guest's own file, found in its purpose folder by vpath.
 $(GUEST_OUT)/obj/main/%.c.o: %.c $(GUEST_OBJ_DEPS)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	@$(GUEST_CC) $(GUEST_CFLAGS) -c -o $@ $<
+	$(Q)$(GUEST_CC) $(GUEST_CFLAGS) -c -o $@ $<
 
 $(GUEST_OUT)/obj/%.S.o: guest-stub/%.S $(GUEST_OBJ_DEPS)
 	@mkdir -p $(@D)
 	@echo "  AS      $<"
-	@$(GUEST_CC) $(GUEST_CFLAGS) -c -o $@ $<
+	$(Q)$(GUEST_CC) $(GUEST_CFLAGS) -c -o $@ $<
 
 # deps.sh does nothing when newlib is already built as it says; the touch marks it checked.
 $(GUEST_NEWLIB_STAMP): scripts/deps.sh
@@ -86,5 +90,3 @@ $(GUEST_NEWLIB_STAMP): scripts/deps.sh
 -include $(wildcard $(GUEST_OUT)/obj/main/*.d $(GUEST_OUT)/obj/rt/*.d $(GUEST_OUT)/obj/kernel/*.d \
 	$(GUEST_OUT)/obj/lib/*.d)
 
-# The validation workloads and their guests.
--include guest-stub/workloads/workloads.mk

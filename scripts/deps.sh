@@ -34,7 +34,11 @@ install_packages()
 	[ ${#missing[@]} -eq 0 ] && return 0
 
 	[ "$(id -u)" -ne 0 ] && sudo=(sudo)
-	echo "deps: installing ${missing[*]}"
+	# Say what and how before sudo asks for a password.
+	echo "deps: missing Debian packages: ${missing[*]}"
+	echo "deps: installing them with: ${sudo[*]}${sudo:+ }apt-get update;" \
+	     "${sudo[*]}${sudo:+ }apt-get install ${missing[*]}"
+	[ ${#sudo[@]} -eq 0 ] || echo "deps: sudo may ask for your password to do that"
 	"${sudo[@]}" apt-get update -qq
 	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 }

@@ -1,7 +1,8 @@
 # Builds the mb32 32-bit multiboot test kernel and the test-only images; adds them to `guests`.
 
 MB32_OUT := build/guest
-MB32_OBJ := $(MB32_OUT)/obj/mb32
+# Its own object folder: guest.mk's rule for build/guest/obj/ would match these sources too.
+MB32_OBJ := build/mb32
 
 # A kernel of the kind QEMU -kernel boots: freestanding i386 code, no libc, no FPU or SSE
 # (its interrupt handlers save only the general registers).
@@ -21,20 +22,20 @@ guests: $(MB32_IMAGES)
 
 $(MB32_OUT)/mb32.elf: $(MB32_OBJS) guest-stub/mb32/mb32.ld
 	@echo "  LD      $@"
-	@gcc $(MB32_LDFLAGS) -o $@ $(MB32_OBJS)
+	$(Q)gcc $(MB32_LDFLAGS) -o $@ $(MB32_OBJS)
 
 $(MB32_OBJ)/%.c.o: guest-stub/mb32/%.c guest-stub/mb32/mb32.mk
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	@gcc $(MB32_CFLAGS) -c -o $@ $<
+	$(Q)gcc $(MB32_CFLAGS) -c -o $@ $<
 
 $(MB32_OBJ)/%.S.o: guest-stub/mb32/%.S guest-stub/mb32/mb32.mk
 	@mkdir -p $(@D)
 	@echo "  AS      $<"
-	@gcc $(MB32_CFLAGS) -c -o $@ $<
+	$(Q)gcc $(MB32_CFLAGS) -c -o $@ $<
 
 $(MB32_OUT)/truncated.elf: $(MB32_OUT)/hello.elf guest-stub/mb32/mb32.mk
 	@echo "  HEAD    $@"
-	@head -c $(MB32_TRUNCATED_BYTES) $< >$@
+	$(Q)head -c $(MB32_TRUNCATED_BYTES) $< >$@
 
 -include $(wildcard $(MB32_OBJ)/*.d)

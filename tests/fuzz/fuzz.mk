@@ -30,7 +30,7 @@ fuzz-smoke: $(FUZZ_BINS)
 $(FUZZ_BINS): $(FUZZ_DIR)/%: tests/fuzz/%.c tests/fuzz/fuzz.mk
 	@mkdir -p $(FUZZ_DIR)
 	@echo "  FUZZCC  $<"
-	@$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $<
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $<
 
 -include $(FUZZ_BINS:=.d)
 

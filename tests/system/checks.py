@@ -1,4 +1,4 @@
-"""Numeric checks of a serial log that a regex cannot judge, named in tests.cfg as @NAME(ARG,...).
+"""Numeric checks of a serial log that a regex cannot judge, named in a stanza as @ NAME(ARG,...).
 
 Each takes the log's lines and the row's arguments (strings) and returns (passed, what it
 measured): run.py prints the measurement when the check fails and keeps it in checks.txt.

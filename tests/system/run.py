@@ -1,11 +1,28 @@
 #!/usr/bin/env python3
-"""Runs the system tests of tests/system/tests.cfg and judges their serial logs."""
+"""Runs the system tests of tests/system/*.cfg and judges their serial logs (docs/testing.md).
+
+A table holds stanzas; '#' starts a comment line, and a comment after a key's value:
+    [name]                 unique across all tables; logs in build/test-logs/NAME/
+    emu = bochs            bochs | qemu | kvm
+    cpus = 2
+    timeout = 120          seconds; a timeout fails the test
+    verdict = 0            the code of the last 'perfvisor: EXIT <code>' line, or none
+    boot = iso             iso (GRUB ISO, any emu) | kernel (QEMU -kernel)
+    scenario = NAME.cfg    under tests/scenarios/
+    groups = word word     what feature(s) it proves; 'long' runs only when G= names it
+    + REGEX                some serial line must match (Python re.search; the whole line)
+    - REGEX                no serial line may match
+    @ check(ARG,...)       a numeric check from tests/system/checks.py
+    ok DOMAIN: CHECK NAME  DOMAIN's guest printed 'ok N - CHECK NAME' (any N, the name
+                           alone or followed by ':' or a space), no 'not ok' of that name,
+                           and the ok is not a '# SKIP'
+"""
 
 import argparse
+import glob
 import inspect
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -15,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import checks
 
+TABLES = "tests/system/*.cfg"
 SCENARIOS = "tests/scenarios"
 ISO_DIR = "build/iso"
 LOG_DIR = "build/test-logs"
@@ -23,85 +41,151 @@ EMULATORS = ("bochs", "qemu", "kvm")
 NO_VERDICT = {124: "timeout", 125: "no verdict line, emulator ended", 130: "interrupted"}
 # VERDICT 'none': a kernel booted without perfvisor; the emulator must end by itself.
 ENDED_BY_ITSELF = 125
-CHECK_CALL = re.compile(r"@([A-Za-z_]\w*)\((.*)\)")
+# Rows of this group run only when G= names it: they take too long for make test.
+LONG = "long"
+KEYS = ("emu", "cpus", "timeout", "verdict", "boot", "scenario", "groups")
+STANZA = re.compile(r"\[([A-Za-z0-9_.-]+)\]$")
+KEY_LINE = re.compile(r"([a-z]+)\s*=\s*(.*?)\s*(?:#.*)?$")
+CHECK_CALL = re.compile(r"@\s*([A-Za-z_]\w*)\((.*)\)$")
+GUEST_CHECK = re.compile(r"ok\s+([\w.-]+):\s*(\S.*)$")
+# A guest's check line, as the guest test library prints it behind the hypervisor's prefix.
+CHECK_LINE = re.compile(r"^\[([\w.-]+)\] (not )?ok \d+ - (.*)$")
+SKIP = re.compile(r"(.*?)\s+# SKIP\b")
+
+
+def check_named(text, name):
+    """A check's text carries NAME when it is NAME or goes on after it with ':' or a space
+    (the measured values of 'what: measured M expected E' are not part of the name)."""
+    return text == name or (text.startswith(name) and text[len(name)] in ": ")
 
 
 class Test:
-    """One row of the table."""
+    """One stanza of a table."""
 
-    def __init__(self, where, words):
-        if len(words) < 6:
-            raise ValueError(f"{where}: want NAME EMU CPUS TIMEOUT VERDICT BOOT [CHECK]...")
-        self.name, self.emu, cpus, timeout, verdict, boot = words[:6]
-        if not re.fullmatch(r"[A-Za-z0-9_.-]+", self.name):
-            raise ValueError(f"{where}: bad test name '{self.name}'")
-        if self.emu not in EMULATORS:
-            raise ValueError(f"{where}: emulator '{self.emu}' is not one of {EMULATORS}")
-        try:
-            self.cpus, self.timeout = int(cpus), int(timeout)
-            self.verdict = None if verdict == "none" else int(verdict)
-        except ValueError:
-            raise ValueError(f"{where}: CPUS and TIMEOUT must be numbers, VERDICT a number "
-                             "or 'none'") from None
-        how, _, scenario = boot.partition("=")
-        if how not in ("iso", "kernel") or not scenario:
-            raise ValueError(f"{where}: BOOT must be iso=SCENARIO or kernel=SCENARIO")
-        if how == "kernel" and self.emu == "bochs":
-            raise ValueError(f"{where}: Bochs boots only iso=SCENARIO")
-        self.boot = how
-        self.scenario = os.path.join(SCENARIOS, scenario)
-        stem = os.path.splitext(os.path.basename(scenario))[0]
-        self.iso = os.path.join(ISO_DIR, stem + ".iso")
-        self.must, self.must_not, self.calls = [], [], []
-        for check in words[6:]:
-            call = CHECK_CALL.fullmatch(check)
-            if call:
-                func = getattr(checks, call.group(1), None)
-                if not callable(func) or call.group(1).startswith("_"):
-                    raise ValueError(f"{where}: no check '{call.group(1)}' in checks.py")
-                args = [a.strip() for a in call.group(2).split(",")] if call.group(2) else []
-                try:
-                    inspect.signature(func).bind([], *args)
-                except TypeError as err:
-                    raise ValueError(f"{where}: {check}: {err}") from None
-                self.calls.append((check, func, args))
-                continue
-            if check[:1] not in "+-" or len(check) < 2:
-                raise ValueError(f"{where}: check '{check}' must be +REGEX, -REGEX or "
-                                 "@CHECK(ARG,...)")
+    def __init__(self, name, where):
+        self.name, self.where = name, where
+        self.must, self.must_not, self.calls, self.guest_checks = [], [], [], []
+        self.fields = {}
+        self.log = os.path.join(LOG_DIR, name)
+
+    def add(self, where, line):
+        """Takes one line of the stanza's body."""
+        key = KEY_LINE.fullmatch(line)
+        if line[0] in "+-":
             try:
-                regex = re.compile(check[1:])
+                regex = re.compile(line[1:].strip())
             except re.error as err:
-                raise ValueError(f"{where}: bad regex '{check[1:]}': {err}") from None
-            (self.must if check[0] == "+" else self.must_not).append(regex)
-        self.log = os.path.join(LOG_DIR, self.name)
+                raise ValueError(f"{where}: bad regex '{line[1:].strip()}': {err}") from None
+            if not regex.pattern:
+                raise ValueError(f"{where}: '{line[0]}' wants a regex after it")
+            (self.must if line[0] == "+" else self.must_not).append(regex)
+        elif line[0] == "@":
+            self.add_call(where, line)
+        elif GUEST_CHECK.fullmatch(line):
+            domain, check = GUEST_CHECK.fullmatch(line).groups()
+            self.guest_checks.append((domain, check.rstrip()))
+        elif key:
+            if key.group(1) not in KEYS:
+                raise ValueError(f"{where}: unknown key '{key.group(1)}' (keys: {', '.join(KEYS)})")
+            if key.group(1) in self.fields:
+                raise ValueError(f"{where}: '{key.group(1)}' given twice in [{self.name}]")
+            self.fields[key.group(1)] = (where, key.group(2))
+        else:
+            raise ValueError(f"{where}: want 'key = value', '+ REGEX', '- REGEX', "
+                             "'@ check(ARG,...)' or 'ok DOMAIN: CHECK NAME'")
+
+    def add_call(self, where, line):
+        call = CHECK_CALL.fullmatch(line)
+        if not call:
+            raise ValueError(f"{where}: want '@ check(ARG,...)'")
+        func = getattr(checks, call.group(1), None)
+        if not callable(func) or call.group(1).startswith("_"):
+            raise ValueError(f"{where}: no check '{call.group(1)}' in checks.py")
+        args = [a.strip() for a in call.group(2).split(",")] if call.group(2).strip() else []
+        try:
+            inspect.signature(func).bind([], *args)
+        except TypeError as err:
+            raise ValueError(f"{where}: {line}: {err}") from None
+        self.calls.append((f"@{call.group(1)}({','.join(args)})", func, args))
+
+    def finish(self):
+        """Checks the keys once the stanza is read."""
+        missing = [k for k in KEYS if k not in self.fields]
+        if missing:
+            raise ValueError(f"{self.where}: [{self.name}] lacks {', '.join(missing)}")
+        value = {k: v for k, (_, v) in self.fields.items()}
+        where = {k: w for k, (w, _) in self.fields.items()}
+        self.emu = value["emu"]
+        if self.emu not in EMULATORS:
+            raise ValueError(f"{where['emu']}: emu '{self.emu}' is not one of {EMULATORS}")
+        try:
+            self.cpus = int(value["cpus"])
+            self.timeout = int(value["timeout"])
+            self.verdict = None if value["verdict"] == "none" else int(value["verdict"])
+        except ValueError:
+            raise ValueError(f"{self.where}: cpus and timeout must be numbers, verdict a "
+                             "number or 'none'") from None
+        self.boot = value["boot"]
+        if self.boot not in ("iso", "kernel"):
+            raise ValueError(f"{where['boot']}: boot must be iso or kernel")
+        if self.boot == "kernel" and self.emu == "bochs":
+            raise ValueError(f"{where['boot']}: Bochs boots only from an iso")
+        scenario = value["scenario"]
+        if not scenario or os.path.dirname(scenario) or not scenario.endswith(".cfg"):
+            raise ValueError(f"{where['scenario']}: scenario must be a file NAME.cfg of "
+                             f"{SCENARIOS}/")
+        self.scenario = os.path.join(SCENARIOS, scenario)
+        self.iso = os.path.join(ISO_DIR, scenario[:-len(".cfg")] + ".iso")
+        self.groups = value["groups"].split()
+        if not self.groups:
+            raise ValueError(f"{where['groups']}: name at least one group")
 
 
 def read_table(path):
-    tests = []
-    row, where = "", ""
+    """The stanzas of one table file."""
+    tests, test = [], None
     with open(path, encoding="utf-8") as table:
         for lineno, line in enumerate(table, 1):
-            where = where or f"{path}:{lineno}"
-            line = line.rstrip("\n")
-            # A backslash at the end of a line continues the row on the next one.
-            if line.endswith("\\"):
-                row += line[:-1] + " "
+            where = f"{path}:{lineno}"
+            line = line.strip()
+            if not line or line.startswith("#"):
                 continue
-            try:
-                words = shlex.split(row + line, comments=True)
-            except ValueError as err:
-                raise ValueError(f"{where}: {err}") from None
-            if words:
-                tests.append(Test(where, words))
-            row, where = "", ""
-    if row:
-        raise ValueError(f"{where}: the last row ends with a backslash")
-    names = [t.name for t in tests]
-    for name in names:
-        if names.count(name) > 1:
-            raise ValueError(f"{path}: test name '{name}' is used twice")
+            stanza = STANZA.fullmatch(line)
+            if stanza:
+                if test:
+                    test.finish()
+                test = Test(stanza.group(1), where)
+                tests.append(test)
+            elif line.startswith("["):
+                raise ValueError(f"{where}: bad stanza name {line} (letters, digits, '_.-')")
+            elif test is None:
+                raise ValueError(f"{where}: a line before the first [name]")
+            else:
+                test.add(where, line)
+    if test:
+        test.finish()
     return tests
+
+
+def read_tables(paths):
+    """The stanzas of every table; a name must be unique across them."""
+    tests, seen = [], {}
+    for path in paths:
+        for test in read_table(path):
+            if test.name in seen:
+                raise ValueError(f"{test.where}: test name '{test.name}' is used twice "
+                                 f"(first at {seen[test.name]})")
+            seen[test.name] = test.where
+            tests.append(test)
+    return tests
+
+
+def select(tests, pattern, groups):
+    """The tests whose name matches PATTERN and that are in one of GROUPS (any if none);
+    a test of group 'long' only when GROUPS names it."""
+    return [t for t in tests if re.search(pattern, t.name)
+            and (not groups or set(groups) & set(t.groups))
+            and (LONG not in t.groups or LONG in groups)]
 
 
 def build_isos(tests):
@@ -149,6 +233,35 @@ def run_one(test):
             lines = serial.read().replace("\r", "").splitlines()
     except FileNotFoundError:
         lines = []
+    return reasons + judge(test, lines)
+
+
+def judge_guest_check(lines, domain, name):
+    """'ok DOMAIN: NAME': the reason it fails, or None."""
+    passed = failed = skipped = None
+    for line in lines:
+        m = CHECK_LINE.match(line)
+        if not m or m.group(1) != domain:
+            continue
+        skip = SKIP.match(m.group(3))
+        if not check_named(skip.group(1) if skip else m.group(3), name):
+            continue
+        if m.group(2):
+            failed = failed or line
+        elif skip:
+            skipped = skipped or line
+        else:
+            passed = passed or line
+    if failed:
+        return f"failed: {failed}"
+    if not passed:
+        return f"skipped: {skipped}" if skipped else f"missing: [{domain}] ok N - {name}"
+    return None
+
+
+def judge(test, lines):
+    """The reasons the serial log LINES fails the test's expectations (empty: it passes)."""
+    reasons = []
     for regex in test.must:
         if not any(regex.search(line) for line in lines):
             reasons.append(f"missing: {regex.pattern}")
@@ -156,6 +269,10 @@ def run_one(test):
         hits = [line for line in lines if regex.search(line)]
         if hits:
             reasons.append(f"unwanted: {regex.pattern} (line: {hits[0]})")
+    for domain, name in test.guest_checks:
+        reason = judge_guest_check(lines, domain, name)
+        if reason:
+            reasons.append(reason)
     for check, func, args in test.calls:
         passed, measured = func(lines, *args)
         with open(os.path.join(test.log, "checks.txt"), "a", encoding="utf-8") as out:
@@ -168,20 +285,33 @@ def run_one(test):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("pattern", nargs="?", default="",
-                        help="run only tests whose name matches this regex")
-    parser.add_argument("--cfg", default="tests/system/tests.cfg", help="the test table")
+                        help="run only tests whose name matches this regex (make T=)")
+    parser.add_argument("-G", "--groups", default="",
+                        help="run only tests of these groups, words split by spaces or "
+                        "commas (make G=); group 'long' runs only when named")
+    parser.add_argument("--cfg", action="append",
+                        help=f"a test table (repeat for more; default {TABLES})")
+    parser.add_argument("--list", action="store_true",
+                        help="print the selected tests and their groups, run nothing")
     parser.add_argument("-j", "--jobs", type=int, default=2, help="tests run at once")
     args = parser.parse_args()
     os.chdir(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+    groups = args.groups.replace(",", " ").split()
+    tables = args.cfg or sorted(glob.glob(TABLES))
     try:
-        tests = [t for t in read_table(args.cfg) if re.search(args.pattern, t.name)]
+        tests = select(read_tables(tables), args.pattern, groups)
     except (OSError, ValueError, re.error) as err:
         print(f"run.py: {err}", file=sys.stderr)
         return 2
     if not tests:
-        print(f"run.py: no test in {args.cfg} matches '{args.pattern}'", file=sys.stderr)
+        print(f"run.py: no test of {', '.join(tables)} matches T='{args.pattern}' "
+              f"G='{args.groups}' (group '{LONG}' runs only with G={LONG})", file=sys.stderr)
         return 2
+    if args.list:
+        for test in tests:
+            print(f"{test.name:24} {' '.join(test.groups):32} {test.where}")
+        return 0
     print(f"# {len(tests)} system tests, {args.jobs} at a time", flush=True)
     iso_errors = build_isos(tests)
 

@@ -1,41 +1,40 @@
-# Targets that boot perfvisor in emulators: test-system, run, gdb, iso (included by the Makefile).
-
-# User knobs: EMU=bochs|qemu|kvm, SCENARIO=FILE, CPUS=N (run, gdb), T=regex (test-system).
-EMU ?= bochs
-SCENARIO ?= tests/scenarios/demo.cfg
-CPUS ?= 1
+# make test-system: the system tests, stanzas of tests/system/*.cfg run by tests/system/run.py
+# (docs/testing.md), after run.py's own test. T=regex selects by name, G=groups by group
+# (group long only when named).
+# make soak: the tests of group long (tests/system/soak.cfg), outside make test; meanwhile every
+# SOAK_PROGRESS seconds a line tells how far each running soak has got (domains ended of
+# domains started).
 T ?=
+G ?=
 
-SYS_RUN_TIMEOUT ?= 600
-SYS_RUN_LOG := build/run-log
-SYS_ISO := build/perfvisor.iso
-SYS_RUN_ISO = build/iso/$(basename $(notdir $(SCENARIO))).iso
-SYS_GDB_SCRIPT := build/perfvisor.gdb
-# gdb needs QEMU; EMU=kvm keeps KVM, anything else means TCG.
-SYS_GDB_EMU = $(if $(filter kvm,$(EMU)),kvm,qemu)
-# Bochs boots only from a GRUB ISO; QEMU loads the scenario's files itself
-# (its GRUB ISO boot is covered by the system tests).
-SYS_RUN_BOOT = $(if $(filter bochs,$(EMU)),--iso $(SYS_RUN_ISO),--scenario $(SCENARIO))
-
-.PHONY: test-system run gdb iso
-
+.PHONY: test-system
 test-system: all
-	python3 tests/system/run.py $(if $(T),'$(T)')
+	$(Q)tests/unit/run.sh tests/system/test_run.py
+	python3 tests/system/run.py $(if $(T),'$(T)') $(if $(G),-G '$(G)')
 
-# The exit status of scripts/run-emu.sh is the verdict; make turns any
-# non-zero one into its own status 2 after printing it as "Error N".
-run: all
-	$(if $(filter bochs,$(EMU)),scripts/mkiso.sh $(SCENARIO) $(SYS_RUN_ISO))
-	scripts/run-emu.sh --emu $(EMU) --cpus $(CPUS) --timeout $(SYS_RUN_TIMEOUT) \
-		--log $(SYS_RUN_LOG) --follow $(SYS_RUN_BOOT)
+SOAK_PROGRESS ?= 30
+SOAK_STARTED := '^perfvisor: domain [0-9]+ \(.*\): ELF'
+SOAK_ENDED := '^perfvisor: domain [0-9]+ \(.*\) (exited|killed)'
 
-gdb: all
-	@printf 'file %s\ntarget remote localhost:1234\n' '$(abspath $(KERNEL))' >$(SYS_GDB_SCRIPT)
-	@echo "gdb: QEMU starts stopped; in another terminal run:  gdb -x $(SYS_GDB_SCRIPT)"
-	@echo "gdb: then e.g. 'hbreak boot_main' and 'continue' (hardware breakpoints: QEMU copies"
-	@echo "gdb: the kernel in after reset). Ctrl-C here or 'kill' in gdb ends the run."
-	scripts/run-emu.sh --emu $(SYS_GDB_EMU) --cpus $(CPUS) --timeout 0 --log $(SYS_RUN_LOG) \
-		--follow --gdb --scenario $(SCENARIO)
+# A serial log newer than the stamp made at the start and without a verdict is running.
+define soak_progress
+while sleep $(SOAK_PROGRESS); do \
+	for log in $$(find build/test-logs -name serial.txt -newer $$stamp); do \
+		grep -q '^perfvisor: EXIT' $$log && continue; \
+		n=$$(grep -cE $(SOAK_STARTED) $$log); \
+		echo "soak: $$(basename $$(dirname $$log)): $$(grep -cE $(SOAK_ENDED) $$log) of $$n" \
+		     "domains ended, $$(( $$(date +%s) - start )) s"; \
+	done; \
+done
+endef
 
-iso: $(KERNEL) guests
-	scripts/mkiso.sh $(SCENARIO) $(SYS_ISO)
+.PHONY: soak
+soak: all
+	@echo "soak: the tests of group long (tests/system/soak.cfg), two at a time;" \
+	      "progress every $(SOAK_PROGRESS) s"
+	@start=$$(date +%s); stamp=$$(mktemp); \
+	( $(soak_progress) ) & progress=$$!; \
+	python3 tests/system/run.py $(if $(T),'$(T)') -G long; rc=$$?; \
+	kill $$progress 2>/dev/null; rm -f $$stamp; \
+	echo "soak: $$(( $$(date +%s) - start )) s in all"; \
+	exit $$rc

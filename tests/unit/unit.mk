@@ -16,7 +16,7 @@ test-unit: $(UNIT_BINS)
 $(UNIT_BINS): $(UNIT_DIR)/%: tests/unit/%.c tests/unit/unit.mk
 	@mkdir -p $(UNIT_DIR)
 	@echo "  HOSTCC  $<"
-	@$(UNIT_CC) $(UNIT_CFLAGS) -o $@ $<
+	$(Q)$(UNIT_CC) $(UNIT_CFLAGS) -o $@ $<
 
 -include $(UNIT_BINS:=.d)
 

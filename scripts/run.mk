@@ -1,0 +1,38 @@
+# Targets that boot perfvisor by hand: run, gdb, iso (included by the Makefile).
+
+# User knobs: EMU=bochs|qemu|kvm, SCENARIO=FILE, CPUS=N.
+EMU ?= bochs
+SCENARIO ?= tests/scenarios/demo.cfg
+CPUS ?= 1
+
+RUN_TIMEOUT ?= 600
+RUN_LOG := build/run-log
+RUN_DEMO_ISO := build/perfvisor.iso
+RUN_ISO = build/iso/$(basename $(notdir $(SCENARIO))).iso
+RUN_GDB_SCRIPT := build/perfvisor.gdb
+# gdb needs QEMU; EMU=kvm keeps KVM, anything else means TCG.
+RUN_GDB_EMU = $(if $(filter kvm,$(EMU)),kvm,qemu)
+# Bochs boots only from a GRUB ISO; QEMU loads the scenario's files itself
+# (its GRUB ISO boot is covered by the system tests).
+RUN_BOOT = $(if $(filter bochs,$(EMU)),--iso $(RUN_ISO),--scenario $(SCENARIO))
+
+.PHONY: run gdb iso
+
+# The README's two commands install what is missing first. The exit status of
+# scripts/run-emu.sh is the verdict; make turns any non-zero one into its own
+# status 2 after printing it as "Error N".
+run: deps all
+	$(if $(filter bochs,$(EMU)),scripts/mkiso.sh $(SCENARIO) $(RUN_ISO))
+	scripts/run-emu.sh --emu $(EMU) --cpus $(CPUS) --timeout $(RUN_TIMEOUT) \
+		--log $(RUN_LOG) --follow $(RUN_BOOT)
+
+gdb: all
+	@printf 'file %s\ntarget remote localhost:1234\n' '$(abspath $(KERNEL))' >$(RUN_GDB_SCRIPT)
+	@echo "gdb: QEMU starts stopped; in another terminal run:  gdb -x $(RUN_GDB_SCRIPT)"
+	@echo "gdb: then e.g. 'hbreak boot_main' and 'continue' (hardware breakpoints: QEMU copies"
+	@echo "gdb: the kernel in after reset). Ctrl-C here or 'kill' in gdb ends the run."
+	scripts/run-emu.sh --emu $(RUN_GDB_EMU) --cpus $(CPUS) --timeout 0 --log $(RUN_LOG) \
+		--follow --gdb --scenario $(SCENARIO)
+
+iso: $(KERNEL) guests
+	scripts/mkiso.sh $(SCENARIO) $(RUN_DEMO_ISO)
