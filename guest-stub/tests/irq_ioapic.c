@@ -3,6 +3,7 @@
 
 #include "guest-stub/lib/report.h"
 #include "guest-stub/rt/rt.h"
+#include "guest-stub/tests/irq_stub.h"
 
 #define IOAPIC		0xFEC00000u
 #define IOREGSEL	0x00
@@ -30,17 +31,7 @@ void irq_handler(void)
 	*(volatile uint32_t *)(uintptr_t)(APIC + APIC_EOI) = 0;
 }
 
-void irq_entry(void);
-/* At entry RSP is 8 mod 16 (five pushed words); nine more make it 16-byte aligned for the call. */
-__asm__(".text\n"
-	"irq_entry:\n"
-	"	push %rax; push %rcx; push %rdx; push %rsi; push %rdi\n"
-	"	push %r8; push %r9; push %r10; push %r11\n"
-	"	cld\n"
-	"	call irq_handler\n"
-	"	pop %r11; pop %r10; pop %r9; pop %r8\n"
-	"	pop %rdi; pop %rsi; pop %rdx; pop %rcx; pop %rax\n"
-	"	iretq\n");
+IRQ_STUB(irq_entry, irq_handler);
 
 static void wait_irqs(unsigned n)
 {

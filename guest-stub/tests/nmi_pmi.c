@@ -4,6 +4,7 @@
 
 #include "guest-stub/lib/report.h"
 #include "guest-stub/rt/rt.h"
+#include "guest-stub/tests/irq_stub.h"
 
 #define APIC_PAGE	0xFEE00000u
 #define REG_SPIV	0x0F0
@@ -70,17 +71,7 @@ void nmi_handler(void)
 	depth--;
 }
 
-void nmi_entry(void);
-/* At entry RSP is 8 mod 16 (five pushed words); nine more make it 16-byte aligned for the call. */
-__asm__(".text\n"
-	"nmi_entry:\n"
-	"	push %rax; push %rcx; push %rdx; push %rsi; push %rdi\n"
-	"	push %r8; push %r9; push %r10; push %r11\n"
-	"	cld\n"
-	"	call nmi_handler\n"
-	"	pop %r11; pop %r10; pop %r9; pop %r8\n"
-	"	pop %rdi; pop %rsi; pop %rdx; pop %rcx; pop %rax\n"
-	"	iretq\n");
+IRQ_STUB(nmi_entry, nmi_handler);
 
 int main(void)
 {
