@@ -49,6 +49,9 @@ void irq_deliver(struct vcpu *v)
 	v->halted_for_good = false;
 	spin_lock(&v->lock);
 	vapic_timer_update(&v->apic, sched_guest_tsc(v));
+	/* SDM Vol. 3A 6.7.1: while a handler runs, only one more NMI is latched. */
+	if (intr & INTERRUPTIBILITY_NMI)
+		vapic_nmi_blocked(&v->apic);
 	/* SDM Vol. 3A 6.9: an NMI goes before a maskable interrupt; an event queued already first. */
 	if (v->apic.nmi_pending) {
 		if (queued || (intr & NMI_BLOCKED) || (!vnmi && !if_set)) {

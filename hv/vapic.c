@@ -317,16 +317,22 @@ enum vapic_pmi vapic_pmi(struct vapic *a)
 
 void vapic_nmi(struct vapic *a)
 {
-	if (vapic_hw_enabled(a))
-		a->nmi_pending = true;
+	if (vapic_hw_enabled(a) && a->nmi_pending < 2)
+		a->nmi_pending++;
+}
+
+void vapic_nmi_blocked(struct vapic *a)
+{
+	if (a->nmi_pending > 1)
+		a->nmi_pending = 1;
 }
 
 bool vapic_take_nmi(struct vapic *a)
 {
-	bool was = a->nmi_pending;
-
-	a->nmi_pending = false;
-	return was;
+	if (!a->nmi_pending)
+		return false;
+	a->nmi_pending--;
+	return true;
 }
 
 bool vapic_has_event(const struct vapic *a)

@@ -62,7 +62,7 @@ enum vapic_pmi {
 struct vapic {
 	uint8_t id;
 	uint64_t base_msr;	/* IA32_APIC_BASE */
-	bool nmi_pending;	/* one NMI latched, as the CPU holds one (SDM Vol. 3A 6.7.1) */
+	unsigned nmi_pending;	/* NMIs waiting: 2 at most, 1 while NMIs are blocked */
 	uint32_t tpr, ldr, dfr, spiv, icr_lo, icr_hi;
 	uint32_t esr;		/* what the guest reads */
 	uint32_t esr_pending;	/* errors since the last ESR write */
@@ -140,11 +140,15 @@ uint64_t vapic_timer_deadline(const struct vapic *a);
 enum vapic_pmi vapic_pmi(struct vapic *a);
 
 /*
- * An NMI arrives (IPI, LVTPC, IOAPIC). At most one waits: a second one while one is already
- * pending merges with it, as on hardware (SDM Vol. 3A 6.7.1). A disabled APIC takes none.
+ * An NMI arrives (IPI, LVTPC, IOAPIC). A CPU delivers one NMI and latches one more while the
+ * first is handled (SDM Vol. 3A 6.7.1); here NMIs are delivered at the next VM entry, so two
+ * may wait, the one a CPU would already be delivering and the latched one. More merge. A
+ * disabled APIC takes none.
  */
 void vapic_nmi(struct vapic *a);
-/* Takes the pending NMI for injection: true if there was one. */
+/* NMIs are blocked (a handler runs until its IRET): only the latched one waits. */
+void vapic_nmi_blocked(struct vapic *a);
+/* Takes one pending NMI for injection: true if there was one. */
 bool vapic_take_nmi(struct vapic *a);
 /* An NMI or an interrupt the VCPU may take is pending: a halted VCPU wakes. */
 bool vapic_has_event(const struct vapic *a);

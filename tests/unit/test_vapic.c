@@ -486,9 +486,15 @@ static void test_nmi(void)
 	enabled(&a, 0);
 	check(!vapic_take_nmi(&a) && !vapic_has_event(&a), "no NMI at power-up");
 	vapic_nmi(&a);
-	vapic_nmi(&a);
 	check(vapic_has_event(&a), "a pending NMI wakes a halted VCPU");
-	check(vapic_take_nmi(&a) && !vapic_take_nmi(&a), "two NMIs while one waits: one pending");
+	vapic_nmi(&a);
+	vapic_nmi(&a);
+	check(vapic_take_nmi(&a) && vapic_take_nmi(&a) && !vapic_take_nmi(&a),
+	      "three NMIs before a delivery: two wait (one delivered, one latched)");
+	vapic_nmi(&a);
+	vapic_nmi(&a);
+	vapic_nmi_blocked(&a);
+	check(vapic_take_nmi(&a) && !vapic_take_nmi(&a), "NMIs blocked: one latched");
 	wr(&a, 0x340, 0x400);
 	check(vapic_pmi(&a) == VAPIC_PMI_NMI && vapic_take_nmi(&a) && vapic_pending(&a) == -1,
 	      "LVTPC in NMI mode latches an NMI, no vector");
