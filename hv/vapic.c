@@ -75,15 +75,18 @@ static int highest_vec(const uint32_t *r)
 	return -1;
 }
 
-/* SDM Vol. 3A 11.4.7.1: the registers after power-up or reset; the ID and IA32_APIC_BASE stay. */
+/*
+ * SDM Vol. 3A 11.4.7.1: the registers after power-up or reset; the ID goes back to the initial
+ * APIC ID, IA32_APIC_BASE stays.
+ */
 static void reset_regs(struct vapic *a)
 {
 	uint64_t base = a->base_msr;
-	uint8_t id = a->id;
+	uint8_t id = a->initial_id;
 	unsigned i;
 
 	__builtin_memset(a, 0, sizeof(*a));
-	a->id = id;
+	a->id = a->initial_id = id;
 	a->base_msr = base;
 	a->dfr = 0xffffffff;
 	a->spiv = 0xff;
@@ -94,7 +97,7 @@ static void reset_regs(struct vapic *a)
 
 void vapic_init(struct vapic *a, uint8_t id)
 {
-	a->id = id;
+	a->initial_id = id;
 	a->base_msr = VAPIC_BASE | VAPIC_BASE_ENABLE | (id ? 0 : VAPIC_BASE_BSP);
 	reset_regs(a);
 }
@@ -503,7 +506,10 @@ bool vapic_write(struct vapic *a, unsigned off, unsigned size, uint32_t val, uin
 		a->timer_start = now;
 		a->timer_dcr = val & DCR_MASK;
 		break;
-	case REG_ID:	/* read-only since Nehalem (Table 11-1 note) */
+	case REG_ID:
+		/* SDM Vol. 3A 11.4.6: writable on some models (KVM's guests expect it); 8 bits. */
+		a->id = val >> 24;
+		break;
 	case REG_VERSION:
 	case REG_APR:
 	case REG_PPR:

@@ -60,7 +60,8 @@ enum vapic_pmi {
 };
 
 struct vapic {
-	uint8_t id;
+	uint8_t id;		/* the ID register: routing uses it */
+	uint8_t initial_id;	/* CPUID's initial APIC ID, restored by a reset */
 	uint64_t base_msr;	/* IA32_APIC_BASE */
 	unsigned nmi_pending;	/* NMIs waiting: 2 at most, 1 while NMIs are blocked */
 	uint32_t tpr, ldr, dfr, spiv, icr_lo, icr_hi;

@@ -53,7 +53,9 @@ static void test_reset(void)
 		masked += rd(&a, i) == 0x10000;
 	check(masked == 6, "all six LVTs masked");
 	wr(&a, 0x20, 0x07000000);
-	check(rd(&a, 0x20) == 0x03000000, "ID is read-only");
+	check(rd(&a, 0x20) == 0x07000000, "ID is writable (SDM Vol. 3A 11.4.6)");
+	check(vapic_set_base(&a, 0xfee00000, 39) && vapic_set_base(&a, 0xfee00800, 39) &&
+	      rd(&a, 0x20) == 0x03000000, "a reset restores the initial APIC ID");
 }
 
 static void test_spiv(void)
@@ -405,7 +407,7 @@ static void test_all_ones(void)
 		unsigned off;
 		uint32_t want;
 	} regs[] = {
-		{ 0x020, 0x01000000 }, { 0x030, 0x00050014 }, { 0x080, 0xff },
+		{ 0x020, 0xff000000 }, { 0x030, 0x00050014 }, { 0x080, 0xff },
 		{ 0x0d0, 0xff000000 }, { 0x0e0, 0xffffffff }, { 0x0f0, 0x3ff },
 		{ 0x300, 0x000ccfff }, { 0x310, 0xff000000 }, { 0x320, 0x300ff },
 		{ 0x330, 0x107ff },    { 0x340, 0x107ff },    { 0x350, 0x1a7ff },
