@@ -268,6 +268,7 @@ void dom_create(unsigned index, const void *image, uint64_t image_len, const cha
 	pmu_domain_init(&d->pmu, d->cfg.events ? d->cfg.events : ~0ull, d->cfg.acct);
 	vuart_init(&d->uart, uart_line, d);
 	fwcfg_init(&d->fwcfg, d->ram_size, (uint16_t)d->cfg.vcpus);
+	vioapic_init(&d->ioapic);
 	if (!create_vcpus(d, &info, boot, mbi) || !place_vcpus(d))
 		return;
 	d->state = DOM_RUNNING;

@@ -9,6 +9,7 @@
 #include "hv/domcfg.h"
 #include "hv/fwcfg.h"
 #include "hv/vcpu.h"
+#include "hv/vioapic.h"
 #include "hv/vuart.h"
 
 #define MAX_DOMAINS	32
@@ -34,6 +35,8 @@ struct domain {
 	struct vuart uart;
 	struct spinlock uart_lock;	/* VCPUs of one domain may print from several PCPUs */
 	struct fwcfg fwcfg;
+	struct vioapic ioapic;
+	struct spinlock ioapic_lock;
 	struct pmu_domain pmu;
 	struct spinlock lock;
 	volatile enum dom_state state;

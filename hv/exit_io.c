@@ -1,6 +1,7 @@
 /* Port I/O exits: routes IN/OUT to the domain's devices (COM1, fw_cfg, exit ports, PIC); other ports float. */
 #include "lib/printk.h"
 #include "hv/domain.h"
+#include "hv/irq.h"
 #include "hv/vmexit.h"
 #include "hv/vmx_ops.h"
 
@@ -12,6 +13,7 @@
 #define PORT_EXIT	0xF4
 #define PORT_FWCFG	0x510
 #define PORT_SHUTDOWN	0x8900
+#define PORT_IRQ_LINES	0x2000
 
 /* Bochs's shutdown port takes the bytes of "Shutdown" one by one; any other byte restarts the match. */
 static void shutdown_byte(struct domain *d, uint8_t c)
@@ -46,6 +48,9 @@ static void port_access(struct vcpu *v, uint16_t port, bool in, unsigned size, u
 		uint32_t c = *val & 0xFF;
 
 		dom_uart_io(d, 0, true, 1, &c);
+	} else if (port >= PORT_IRQ_LINES && port < PORT_IRQ_LINES + VIOAPIC_PINS && !in) {
+		/* QEMU's pc-testdev IRQ lines, what kvm-unit-tests drives: the I/O APIC's pins. */
+		irq_ioapic_line(v, port - PORT_IRQ_LINES, *val & 1);
 	} else if ((port & ~1) == PORT_PIC1 || (port & ~1) == PORT_PIC2) {
 		/* 8259 PICs: masking writes are accepted and ignored; reads see all masked. */
 		if (in)

@@ -1,6 +1,7 @@
-/* Exits about time and interrupts: HLT, the interrupt window, the preemption timer, host interrupts. */
+/* Time and interrupt exits: HLT, the interrupt and NMI windows, the preemption timer, host interrupts. */
 #include "lib/printk.h"
 #include "hv/domain.h"
+#include "hv/irq.h"
 #include "hv/lapic.h"
 #include "hv/vmexit.h"
 #include "hv/vmx_ops.h"
@@ -35,6 +36,13 @@ void exit_intr_window(struct vcpu *v, uint64_t qual)
 	(void)qual;
 }
 
+/* The guest can take an NMI now (its IRET unblocked them); irq_deliver() injects it. */
+void exit_nmi_window(struct vcpu *v, uint64_t qual)
+{
+	(void)v;
+	(void)qual;
+}
+
 /* The slice or the VCPU's APIC timer is due; the scheduling loop decides which. */
 void exit_preemption_timer(struct vcpu *v, uint64_t qual)
 {
@@ -43,8 +51,9 @@ void exit_preemption_timer(struct vcpu *v, uint64_t qual)
 }
 
 /*
- * A host interrupt arrived while the guest ran, acknowledged on exit (SDM Vol. 3C 25.7.1); the
- * only source is the host PMI of the arch backend. The host APIC still needs its EOI.
+ * A host interrupt arrived while the guest ran, acknowledged on exit (SDM Vol. 3C 25.7.1): the
+ * host PMI of the arch backend, or a kick from another PCPU (the exit was its purpose:
+ * irq_deliver() takes the new event before the next entry). The host APIC still needs its EOI.
  */
 void exit_external_intr(struct vcpu *v, uint64_t qual)
 {
@@ -53,7 +62,7 @@ void exit_external_intr(struct vcpu *v, uint64_t qual)
 	(void)qual;
 	if (vector == PMU_HOST_PMI_VECTOR)
 		pmu_host_pmi(v);
-	else
+	else if (vector != IRQ_KICK_VECTOR)
 		pr_debug("[%s] vcpu %u: host interrupt 0x%x during guest execution\n",
 			 v->dom->cfg.name, v->id, vector);
 	lapic_write(LAPIC_EOI, 0);

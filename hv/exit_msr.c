@@ -8,14 +8,15 @@
 #include "hv/vmx_ops.h"
 
 #define MSR_BIOS_SIGN_ID	0x8B
-#define APIC_BASE_BSP		(1ull << 8)
-#define APIC_BASE_ENABLE	(1ull << 11)
 #define EFER_SCE		(1ull << 0)
 #define EFER_NXE		(1ull << 11)
 
-static uint64_t apic_base(struct vcpu *v)
+/* The guest's MAXPHYADDR (CPUID.80000008H:EAX[7:0], SDM Vol. 2A), 36 without that leaf. */
+static unsigned maxphyaddr(void)
 {
-	return VAPIC_BASE | APIC_BASE_ENABLE | (v->id ? 0 : APIC_BASE_BSP);
+	if (cpuid(0x80000000, 0).eax < 0x80000008)
+		return 36;
+	return cpuid(0x80000008, 0).eax & 0xFF;
 }
 
 /* SDM Vol. 3A 11.12.5 and Vol. 4 table 2-2: each PAT entry must be a valid memory type. */
@@ -51,7 +52,7 @@ static bool msr_read(struct vcpu *v, uint32_t msr, uint64_t *val)
 		return r == MSR_OK;
 	switch (msr) {
 	case MSR_IA32_APIC_BASE:
-		*val = apic_base(v);
+		*val = vapic_get_base(&v->apic);
 		return true;
 	case MSR_IA32_FEATURE_CONTROL:
 		*val = 1;	/* locked, VMX off: guests get no VT-x */
@@ -94,9 +95,15 @@ static bool msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
 	case MSR_IA32_TSC_AUX:
 		wrmsr(MSR_IA32_TSC_AUX, val);
 		return true;
-	case MSR_IA32_APIC_BASE:
-		/* Relocating, disabling or x2APIC mode are not offered: only the current value. */
-		return val == apic_base(v);
+	case MSR_IA32_APIC_BASE: {
+		bool ok;
+
+		/* SDM Vol. 3A 11.4.3-11.4.4: enable, disable, relocate; no x2APIC. */
+		spin_lock(&v->lock);
+		ok = vapic_set_base(&v->apic, val, maxphyaddr());
+		spin_unlock(&v->lock);
+		return ok;
+	}
 	case MSR_BIOS_SIGN_ID:
 		return true;
 	case MSR_IA32_PAT:

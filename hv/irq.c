@@ -1,15 +1,34 @@
-/* Interrupt injection at VM entry (SDM Vol. 3C 27.6): when RFLAGS.IF allows, else via interrupt-window exiting. */
+/* Event injection at VM entry (SDM Vol. 3C 27.6): NMIs, then interrupts, else window exiting; kicks. */
+#include "hv/domain.h"
 #include "hv/irq.h"
+#include "hv/lapic.h"
+#include "hv/pcpu.h"
 #include "hv/sched.h"
 #include "hv/vcpu.h"
 #include "hv/vmx_ops.h"
 
 #define RFLAGS_IF	(1ull << 9)
+#define NMI_VECTOR	2
+#define ICR_BUSY	(1u << 12)
+#define SPIV_ENABLE	(1u << 8)
 
-static void set_window_exiting(bool on)
+/*
+ * SDM Vol. 3C 25.4.2, 26.3.1.5: an NMI waits while virtual NMIs are blocked (until the guest's
+ * IRET) and in a MOV SS shadow; in an STI shadow too, which some CPUs require for injection.
+ */
+#define NMI_BLOCKED	(INTERRUPTIBILITY_NMI | INTERRUPTIBILITY_MOV_SS | INTERRUPTIBILITY_STI)
+#define INTR_BLOCKED	(INTERRUPTIBILITY_MOV_SS | INTERRUPTIBILITY_STI)
+/*
+ * Debug traps pending from the last instruction (single step, data breakpoints: SDM Vol. 3C
+ * 25.4.2 table 25-4) go before NMIs and interrupts (SDM Vol. 3A 6.9), and a VM entry that
+ * injects an event would lose them (SDM Vol. 3C 27.7.3): events wait for the window then.
+ */
+#define PENDING_DBG_TRAPS	(0xfull | 1ull << 14)
+
+static void set_exiting(uint32_t ctl, bool on)
 {
 	uint64_t ctls = vmread(VMCS_CPU_CTLS);
-	uint64_t want = on ? ctls | CPU_INTR_WINDOW_EXITING : ctls & ~(uint64_t)CPU_INTR_WINDOW_EXITING;
+	uint64_t want = on ? ctls | ctl : ctls & ~(uint64_t)ctl;
 
 	if (want != ctls)
 		vmwrite(VMCS_CPU_CTLS, want);
@@ -17,26 +36,93 @@ static void set_window_exiting(bool on)
 
 void irq_deliver(struct vcpu *v)
 {
+	uint32_t intr = vmread(VMCS_GUEST_INTERRUPTIBILITY), inject = 0;
+	bool queued = (vmread(VMCS_ENTRY_INTR_INFO) & INTR_INFO_VALID) ||
+		      (vmread(VMCS_GUEST_PENDING_DBG) & PENDING_DBG_TRAPS);
+	bool if_set = vmread(VMCS_GUEST_RFLAGS) & RFLAGS_IF;
+	/* NMI-window exiting exists only with virtual NMIs (SDM Vol. 3C 26.2.1.1). */
+	bool vnmi = vmread(VMCS_PIN_CTLS) & PIN_VIRTUAL_NMIS;
+	bool nmi_wait = false, intr_wait = false;
 	int vector;
 
+	/* It runs again: whatever HLT with IF clear said, something woke it. */
+	v->halted_for_good = false;
 	spin_lock(&v->lock);
 	vapic_timer_update(&v->apic, sched_guest_tsc(v));
+	/* SDM Vol. 3A 6.7.1: while a handler runs, only one more NMI is latched. */
+	if (intr & INTERRUPTIBILITY_NMI)
+		vapic_nmi_blocked(&v->apic);
+	/* SDM Vol. 3A 6.9: an NMI goes before a maskable interrupt; an event queued already first. */
+	if (v->apic.nmi_pending) {
+		if (queued || (intr & NMI_BLOCKED) || (!vnmi && !if_set)) {
+			nmi_wait = true;
+		} else {
+			vapic_take_nmi(&v->apic);
+			inject = INTR_INFO_VALID | INTR_TYPE_NMI | NMI_VECTOR;
+			queued = true;
+		}
+	}
 	vector = vapic_pending(&v->apic);
-	if (vector < 0) {
-		spin_unlock(&v->lock);
-		set_window_exiting(false);
-		return;
+	if (vector >= 0) {
+		if (queued || !if_set || (intr & INTR_BLOCKED)) {
+			intr_wait = true;
+		} else {
+			vapic_ack(&v->apic, (uint8_t)vector);
+			inject = INTR_INFO_VALID | INTR_TYPE_EXT_INTR | (uint32_t)vector;
+		}
 	}
-	/* An event is already queued (an exception, a re-injection): ours waits for the window. */
-	if ((vmread(VMCS_ENTRY_INTR_INFO) & INTR_INFO_VALID) ||
-	    !(vmread(VMCS_GUEST_RFLAGS) & RFLAGS_IF) ||
-	    (vmread(VMCS_GUEST_INTERRUPTIBILITY) & (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOV_SS))) {
-		spin_unlock(&v->lock);
-		set_window_exiting(true);
-		return;
-	}
-	vapic_ack(&v->apic, (uint8_t)vector);
 	spin_unlock(&v->lock);
-	vmwrite(VMCS_ENTRY_INTR_INFO, INTR_INFO_VALID | INTR_TYPE_EXT_INTR | (uint32_t)vector);
-	set_window_exiting(false);
+	if (inject)
+		vmwrite(VMCS_ENTRY_INTR_INFO, inject);
+	/* SDM Vol. 3C 26.7.6: without virtual NMIs an interrupt window stands in for the NMI's. */
+	set_exiting(CPU_NMI_WINDOW_EXITING, nmi_wait && vnmi);
+	set_exiting(CPU_INTR_WINDOW_EXITING, intr_wait || (nmi_wait && !vnmi));
+}
+
+void irq_ioapic_line(struct vcpu *v, unsigned pin, bool level)
+{
+	struct domain *d = v->dom;
+	struct vapic_ipi msg;
+	bool send;
+
+	spin_lock(&d->ioapic_lock);
+	send = vioapic_set_irq(&d->ioapic, pin, level, &msg);
+	spin_unlock(&d->ioapic_lock);
+	if (send)
+		sched_send_ipi(v, &msg);
+}
+
+void irq_ioapic_eoi(struct vcpu *v, uint8_t vector)
+{
+	struct domain *d = v->dom;
+	struct vapic_ipi msg;
+	bool send;
+
+	spin_lock(&d->ioapic_lock);
+	send = vioapic_eoi(&d->ioapic, vector, &msg);
+	spin_unlock(&d->ioapic_lock);
+	if (send)
+		sched_send_ipi(v, &msg);
+}
+
+void irq_kick(struct vcpu *t)
+{
+	struct pcpu *p = t->pcpu;
+
+	if (!p || p == this_pcpu() || p->running != t)
+		return;
+	/* SDM Vol. 3A 11.6.1: wait for the previous IPI to leave, then a fixed physical IPI. */
+	for (int i = 0; i < 1000 && (lapic_read(LAPIC_ICR_LO) & ICR_BUSY); i++)
+		__asm__ volatile("pause");
+	lapic_write(LAPIC_ICR_HI, p->apic_id << 24);
+	lapic_write(LAPIC_ICR_LO, IRQ_KICK_VECTOR);
+}
+
+/*
+ * SDM Vol. 3A 11.4.7.2: a software-disabled APIC drops fixed interrupts. The host runs with
+ * IF clear: a kick is only ever taken by a VM exit (acknowledged on exit, SDM Vol. 3C 25.7.1).
+ */
+void irq_pcpu_init(void)
+{
+	lapic_write(LAPIC_SPIV, lapic_read(LAPIC_SPIV) | SPIV_ENABLE | IRQ_SPURIOUS_VECTOR);
 }

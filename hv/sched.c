@@ -99,7 +99,7 @@ static bool wants_to_run(struct vcpu *v)
 		return false;
 	spin_lock(&v->lock);
 	vapic_timer_update(&v->apic, sched_guest_tsc(v));
-	run = vapic_pending(&v->apic) >= 0;
+	run = vapic_has_event(&v->apic);
 	spin_unlock(&v->lock);
 	if (run)
 		v->state = VCPU_RUNNABLE;
@@ -331,6 +331,7 @@ void sched_run(void)
 {
 	struct pcpu *p = this_pcpu();
 
+	irq_pcpu_init();
 	for (;;) {
 		struct vcpu *v;
 		uint64_t idle_start;
@@ -361,11 +362,13 @@ static void deliver_ipi(struct vcpu *t, const struct vapic_ipi *ipi)
 	switch (ipi->mode) {
 	case VAPIC_DM_FIXED:
 	case VAPIC_DM_LOWEST:
+	case VAPIC_DM_NMI:
 		spin_lock(&t->lock);
-		vapic_set_irr(&t->apic, ipi->vector);
+		vapic_accept(&t->apic, ipi);
 		spin_unlock(&t->lock);
 		if (t->state == VCPU_HALTED)
 			t->state = VCPU_RUNNABLE;
+		irq_kick(t);
 		break;
 	case VAPIC_DM_INIT:
 		/* SDM Vol. 3A 10.4.2: INIT puts an AP back to waiting for SIPI. */

@@ -75,19 +75,71 @@ static int highest_vec(const uint32_t *r)
 	return -1;
 }
 
-void vapic_init(struct vapic *a, uint8_t id)
+/*
+ * SDM Vol. 3A 11.4.7.1: the registers after power-up or reset; the ID goes back to the initial
+ * APIC ID, IA32_APIC_BASE stays.
+ */
+static void reset_regs(struct vapic *a)
 {
+	uint64_t base = a->base_msr;
+	uint8_t id = a->initial_id;
 	unsigned i;
 
 	__builtin_memset(a, 0, sizeof(*a));
-	a->id = id;
+	a->id = a->initial_id = id;
+	a->base_msr = base;
 	a->dfr = 0xffffffff;
 	a->spiv = 0xff;
+	a->level_eoi = -1;
 	for (i = 0; i < VAPIC_LVT_N; i++)
 		a->lvt[i] = LVT_MASKED;
 }
 
-static void deliver_fixed(struct vapic *a, unsigned vector);
+void vapic_init(struct vapic *a, uint8_t id)
+{
+	a->initial_id = id;
+	a->base_msr = VAPIC_BASE | VAPIC_BASE_ENABLE | (id ? 0 : VAPIC_BASE_BSP);
+	reset_regs(a);
+}
+
+uint64_t vapic_get_base(const struct vapic *a)
+{
+	return a->base_msr;
+}
+
+bool vapic_hw_enabled(const struct vapic *a)
+{
+	return a->base_msr & VAPIC_BASE_ENABLE;
+}
+
+bool vapic_page(const struct vapic *a, uint64_t gpa)
+{
+	return vapic_hw_enabled(a) && (gpa & ~0xfffull) == (a->base_msr & ~0xfffull);
+}
+
+/*
+ * SDM Vol. 3A 11.4.4 (Figure 11-5): bits 7:0 and 9 are reserved, as are the base bits at and
+ * above MAXPHYADDR; bit 10 (EXTD) too, since CPUID offers no x2APIC (11.12.1).
+ */
+bool vapic_set_base(struct vapic *a, uint64_t val, unsigned maxphyaddr)
+{
+	uint64_t reserved = 0x2ff | VAPIC_BASE_EXTD;
+
+	if (maxphyaddr < 64)
+		reserved |= ~0ull << maxphyaddr;
+	if (val & reserved)
+		return false;
+	/* SDM Vol. 3A 11.4.3: a hardware disable loses the APIC's state (back to power-up). */
+	if (vapic_hw_enabled(a) && !(val & VAPIC_BASE_ENABLE)) {
+		a->base_msr = val;
+		reset_regs(a);
+		return true;
+	}
+	a->base_msr = val;
+	return true;
+}
+
+static bool deliver_fixed(struct vapic *a, unsigned vector);
 
 /*
  * SDM Vol. 3A 11.5.3: record the error and signal it through the LVT error entry.
@@ -105,22 +157,46 @@ static void raise_error(struct vapic *a, uint32_t bit)
 /*
  * SDM Vol. 3A 11.4.7.2: a software-disabled APIC takes only INIT, NMI, SMI and
  * SIPI, so fixed interrupts are dropped. Vectors 0-15 are illegal (11.5.2).
- * Every source here is edge-triggered, so TMR stays 0.
+ * Returns whether the vector went to the IRR.
  */
-static void deliver_fixed(struct vapic *a, unsigned vector)
+static bool deliver_fixed(struct vapic *a, unsigned vector)
 {
 	if (!(a->spiv & SPIV_ENABLE))
-		return;
+		return false;
 	if (vector < 16) {
 		raise_error(a, ESR_RECV_ILLEGAL);
-		return;
+		return false;
 	}
 	set_vec(a->irr, vector);
+	return true;
 }
 
 void vapic_set_irr(struct vapic *a, uint8_t vector)
 {
 	deliver_fixed(a, vector);
+}
+
+/* SDM Vol. 3A 11.8.4: TMR records the trigger mode of an accepted interrupt. */
+bool vapic_accept(struct vapic *a, const struct vapic_ipi *ipi)
+{
+	switch (ipi->mode) {
+	case VAPIC_DM_FIXED:
+	case VAPIC_DM_LOWEST:
+		if (!deliver_fixed(a, ipi->vector))
+			return true;
+		if (ipi->level)
+			set_vec(a->tmr, ipi->vector);
+		else
+			clear_vec(a->tmr, ipi->vector);
+		return true;
+	case VAPIC_DM_NMI:
+		vapic_nmi(a);	/* SDM Vol. 3A 11.6.1: the vector is ignored */
+		return true;
+	case VAPIC_DM_SMI:
+		return true;	/* no SMM: dropped */
+	default:
+		return false;
+	}
 }
 
 /* SDM Vol. 3A 11.8.3.1: PPR is TPR unless the highest in-service class is above it. */
@@ -150,13 +226,20 @@ void vapic_ack(struct vapic *a, uint8_t vector)
 	set_vec(a->isr, vector);
 }
 
-/* SDM Vol. 3A 11.8.5: EOI retires the highest-priority in-service interrupt. */
+/*
+ * SDM Vol. 3A 11.8.5: EOI retires the highest-priority in-service interrupt; a level-triggered
+ * one (TMR set; it stays set until an edge-triggered one is accepted, 11.8.4) is broadcast to
+ * the I/O APICs.
+ */
 static void eoi(struct vapic *a)
 {
 	int isrv = highest_vec(a->isr);
 
-	if (isrv >= 0)
-		clear_vec(a->isr, isrv);
+	if (isrv < 0)
+		return;
+	clear_vec(a->isr, isrv);
+	if (test_vec(a->tmr, isrv))
+		a->level_eoi = isrv;
 }
 
 /* SDM Vol. 3A Figure 11-10: DCR bits 3,1:0 = 111b divide by 1, else by 2 << value. */
@@ -227,17 +310,49 @@ enum vapic_pmi vapic_pmi(struct vapic *a)
 		deliver_fixed(a, lvt & 0xff);
 		return VAPIC_PMI_FIXED;
 	case VAPIC_DM_NMI:
+		/* SDM Vol. 3B 20.6.3 / Vol. 3A 11.5.1: what Linux perf programs. */
+		vapic_nmi(a);
 		return VAPIC_PMI_NMI;
 	default:
 		return VAPIC_PMI_NONE;
 	}
 }
 
-/* SDM Vol. 3A 11.6.2: physical or logical (flat or cluster) destination, 0xFF broadcasts. */
+void vapic_nmi(struct vapic *a)
+{
+	if (vapic_hw_enabled(a) && a->nmi_pending < 2)
+		a->nmi_pending++;
+}
+
+void vapic_nmi_blocked(struct vapic *a)
+{
+	if (a->nmi_pending > 1)
+		a->nmi_pending = 1;
+}
+
+bool vapic_take_nmi(struct vapic *a)
+{
+	if (!a->nmi_pending)
+		return false;
+	a->nmi_pending--;
+	return true;
+}
+
+bool vapic_has_event(const struct vapic *a)
+{
+	return a->nmi_pending || vapic_pending(a) >= 0;
+}
+
+/*
+ * SDM Vol. 3A 11.6.2: physical or logical (flat or cluster) destination, 0xFF broadcasts.
+ * A disabled APIC is like none (11.4.3): it receives nothing.
+ */
 bool vapic_is_target(const struct vapic *a, const struct vapic_ipi *ipi, bool self)
 {
 	uint8_t ldr = a->ldr >> 24;
 
+	if (!vapic_hw_enabled(a))
+		return false;
 	switch (ipi->shorthand) {
 	case VAPIC_SH_SELF:
 		return self;
@@ -261,7 +376,7 @@ static uint32_t read_reg(struct vapic *a, unsigned reg, uint64_t now)
 	if (reg >= REG_ISR && reg < REG_TMR)
 		return a->isr[(reg - REG_ISR) >> 4];
 	if (reg >= REG_TMR && reg < REG_IRR)
-		return 0;
+		return a->tmr[(reg - REG_TMR) >> 4];
 	if (reg >= REG_IRR && reg < REG_ESR)
 		return a->irr[(reg - REG_IRR) >> 4];
 	if (reg >= REG_LVT && reg < REG_TIMER_ICR)
@@ -321,6 +436,7 @@ static bool send_ipi(struct vapic *a, struct vapic_ipi *ipi)
 	ipi->shorthand = a->icr_lo >> 18 & 3;
 	ipi->logical = a->icr_lo & ICR_LOGICAL;
 	ipi->dest = a->icr_hi >> 24;
+	ipi->level = false;
 	/* An INIT level de-assert only resynchronizes arbitration IDs (11.4.7.4): not sent. */
 	if (ipi->mode == VAPIC_DM_INIT && !(a->icr_lo & ICR_ASSERT))
 		return false;
@@ -390,7 +506,10 @@ bool vapic_write(struct vapic *a, unsigned off, unsigned size, uint32_t val, uin
 		a->timer_start = now;
 		a->timer_dcr = val & DCR_MASK;
 		break;
-	case REG_ID:	/* read-only since Nehalem (Table 11-1 note) */
+	case REG_ID:
+		/* SDM Vol. 3A 11.4.6: writable on some models (KVM's guests expect it); 8 bits. */
+		a->id = val >> 24;
+		break;
 	case REG_VERSION:
 	case REG_APR:
 	case REG_PPR:

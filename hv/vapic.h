@@ -8,6 +8,11 @@
 #define VAPIC_BASE		0xFEE00000u	/* the 4 KiB register page */
 #define VAPIC_NO_DEADLINE	UINT64_MAX
 
+/* IA32_APIC_BASE bits (SDM Vol. 3A 11.4.4, Figure 11-5). */
+#define VAPIC_BASE_BSP		(1ull << 8)
+#define VAPIC_BASE_EXTD		(1ull << 10)	/* x2APIC mode: not offered, so reserved */
+#define VAPIC_BASE_ENABLE	(1ull << 11)
+
 /* LVT entries in register order from 0x320. */
 enum vapic_lvt {
 	VAPIC_LVT_TIMER,
@@ -44,6 +49,7 @@ struct vapic_ipi {
 	uint8_t shorthand;	/* enum vapic_shorthand */
 	bool logical;		/* dest is a logical (LDR) destination, else an APIC ID */
 	uint8_t dest;		/* ICR bits 63:56 */
+	bool level;		/* an IOAPIC's level-triggered pin: its EOI goes back (TMR) */
 };
 
 /* What vapic_pmi() did. */
@@ -54,20 +60,41 @@ enum vapic_pmi {
 };
 
 struct vapic {
-	uint8_t id;
+	uint8_t id;		/* the ID register: routing uses it */
+	uint8_t initial_id;	/* CPUID's initial APIC ID, restored by a reset */
+	uint64_t base_msr;	/* IA32_APIC_BASE */
+	unsigned nmi_pending;	/* NMIs waiting: 2 at most, 1 while NMIs are blocked */
 	uint32_t tpr, ldr, dfr, spiv, icr_lo, icr_hi;
 	uint32_t esr;		/* what the guest reads */
 	uint32_t esr_pending;	/* errors since the last ESR write */
 	uint32_t lvt[VAPIC_LVT_N];
-	uint32_t irr[8], isr[8];
+	uint32_t irr[8], isr[8], tmr[8];
+	int level_eoi;		/* a level-triggered vector the last EOI retired, for the IOAPIC; or -1 */
 	uint32_t timer_initial, timer_dcr;
 	bool timer_armed;
 	uint64_t timer_start;	/* guest TSC at which the count was timer_count */
 	uint32_t timer_count;
 };
 
-/* Power-up state, also the state after INIT (SDM Vol. 3A 11.4.7.1, 11.4.7.3). */
+/*
+ * Power-up state, also the state after INIT (SDM Vol. 3A 11.4.7.1, 11.4.7.3): enabled in xAPIC
+ * mode at VAPIC_BASE; APIC ID 0 is the bootstrap processor.
+ */
 void vapic_init(struct vapic *a, uint8_t id);
+
+/*
+ * IA32_APIC_BASE. vapic_set_base() returns false when the write must raise #GP: reserved
+ * bits, including those at and above maxphyaddr, and EXTD (no x2APIC is offered). Clearing
+ * the enable bit disables the APIC in hardware and returns it to its power-up state (SDM Vol. 3A
+ * 11.4.3); setting it again enables it in that state. The base may move (the page is emulated
+ * where nothing else is mapped).
+ */
+uint64_t vapic_get_base(const struct vapic *a);
+bool vapic_set_base(struct vapic *a, uint64_t val, unsigned maxphyaddr);
+/* Whether the APIC is enabled in IA32_APIC_BASE: CPUID.1:EDX.APIC follows it (SDM Vol. 3A 11.4.3). */
+bool vapic_hw_enabled(const struct vapic *a);
+/* Whether guest-physical gpa is in the register page of this enabled APIC. */
+bool vapic_page(const struct vapic *a, uint64_t gpa);
 
 /*
  * Guest MMIO at VAPIC_BASE + off, at guest TSC now. Registers are 32-bit at
@@ -81,11 +108,18 @@ uint32_t vapic_read(struct vapic *a, unsigned off, unsigned size, uint64_t now);
 bool vapic_write(struct vapic *a, unsigned off, unsigned size, uint32_t val, uint64_t now,
 		 struct vapic_ipi *ipi);
 
-/* Whether this APIC is a destination of ipi; self: it is the sender's. */
+/* Whether this APIC is a destination of ipi (never while disabled); self: it is the sender's. */
 bool vapic_is_target(const struct vapic *a, const struct vapic_ipi *ipi, bool self);
 
 /* A fixed, edge-triggered interrupt arrives (IPI or device). */
 void vapic_set_irr(struct vapic *a, uint8_t vector);
+
+/*
+ * An interrupt message (IPI or IOAPIC) for this APIC: fixed and lowest priority go to the IRR
+ * (a level-triggered one sets TMR, so that its EOI sets level_eoi), NMI latches the NMI.
+ * Returns false for a mode the caller must handle itself (INIT, SIPI) or drops (SMI).
+ */
+bool vapic_accept(struct vapic *a, const struct vapic_ipi *ipi);
 
 /* Highest IRR vector the VCPU may take now, or -1 (guest RFLAGS.IF is the caller's). */
 int vapic_pending(const struct vapic *a);
@@ -103,7 +137,21 @@ void vapic_ack(struct vapic *a, uint8_t vector);
 void vapic_timer_update(struct vapic *a, uint64_t now);
 uint64_t vapic_timer_deadline(const struct vapic *a);
 
-/* A counter overflowed with its PMI bit set: deliver through LVTPC. */
+/* A counter overflowed with its PMI bit set: deliver through LVTPC (NMI mode latches an NMI). */
 enum vapic_pmi vapic_pmi(struct vapic *a);
+
+/*
+ * An NMI arrives (IPI, LVTPC, IOAPIC). A CPU delivers one NMI and latches one more while the
+ * first is handled (SDM Vol. 3A 6.7.1); here NMIs are delivered at the next VM entry, so two
+ * may wait, the one a CPU would already be delivering and the latched one. More merge. A
+ * disabled APIC takes none.
+ */
+void vapic_nmi(struct vapic *a);
+/* NMIs are blocked (a handler runs until its IRET): only the latched one waits. */
+void vapic_nmi_blocked(struct vapic *a);
+/* Takes one pending NMI for injection: true if there was one. */
+bool vapic_take_nmi(struct vapic *a);
+/* An NMI or an interrupt the VCPU may take is pending: a halted VCPU wakes. */
+bool vapic_has_event(const struct vapic *a);
 
 #endif

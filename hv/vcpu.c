@@ -13,6 +13,14 @@
 
 #define CR0_ET	(1ull << 4)
 #define EXC_MC	18
+#define RFLAGS_TF	(1ull << 8)
+#define RFLAGS_RF	(1ull << 16)
+#define PENDING_DBG_BS	(1ull << 14)	/* single step, SDM Vol. 3C 25.4.2 table 25-4 */
+/* Fault-class exceptions (SDM Vol. 3A Table 6-1): #DE #BR #UD #NM #TS #NP #SS #GP #PF #MF #AC
+ * #XM #VE #CP; #DB is left out (an injected #DB here is a trap). */
+#define FAULT_VECTORS	(1u << 0 | 1u << 5 | 1u << 6 | 1u << 7 | 1u << 10 | 1u << 11 | \
+			 1u << 12 | 1u << 13 | 1u << 14 | 1u << 16 | 1u << 17 | 1u << 19 | \
+			 1u << 20 | 1u << 21)
 
 /* VMX access rights (SDM Vol. 3C 25.4.1, table 25-2). */
 #define AR_CODE64	0xA09B
@@ -52,9 +60,10 @@ static void write_controls(struct vcpu *v)
 	uint32_t cpu2 = CPU2_ENABLE_EPT | CPU2_UNRESTRICTED_GUEST | CPU2_ENABLE_VPID |
 			CPU2_WBINVD_EXITING;
 
-	/* External interrupts and NMIs belong to the host; the timer ends slices. */
+	/* External interrupts and NMIs belong to the host; the timer ends slices; virtual NMIs
+	 * give the guest's NMIs blocking until IRET and NMI-window exits (hv/irq.c). */
 	vmwrite(VMCS_PIN_CTLS, ctl(c->pinbased, PIN_EXTINT_EXITING | PIN_NMI_EXITING |
-				   PIN_PREEMPTION_TIMER));
+				   PIN_VIRTUAL_NMIS | PIN_PREEMPTION_TIMER));
 	/*
 	 * Every port traps (the device model is all emulated); CR3 accesses need no exit with EPT.
 	 * MOV CR8 exits: the TPR is the virtual APIC's (SDM Vol. 3C 25.6.2), not the PCPU's.
@@ -294,6 +303,10 @@ void vcpu_retire_insn(struct vcpu *v, unsigned len)
 	if (intr & (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOV_SS))
 		vmwrite(VMCS_GUEST_INTERRUPTIBILITY,
 			intr & ~(uint64_t)(INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOV_SS));
+	/* The guest's own TF: the emulated instruction ends with its single-step trap, pending
+	 * until the next entry delivers it (SDM Vol. 3A 17.3.1.4, Vol. 3C 27.7.3). */
+	if (!v->step.active && (vmread(VMCS_GUEST_RFLAGS) & RFLAGS_TF))
+		vmwrite(VMCS_GUEST_PENDING_DBG, vmread(VMCS_GUEST_PENDING_DBG) | PENDING_DBG_BS);
 }
 
 void vcpu_advance_rip(struct vcpu *v)
@@ -306,6 +319,10 @@ void vcpu_inject_exception(struct vcpu *v, unsigned vector, bool has_error, uint
 	uint32_t info = INTR_INFO_VALID | INTR_TYPE_HW_EXCEPTION | vector;
 
 	(void)v;
+	/* SDM Vol. 3A 17.3.1.1, 6.15: a fault's frame holds RFLAGS with RF set (the instruction is
+	 * restarted without a second instruction breakpoint); traps and aborts leave RF. */
+	if (vector < 32 && (FAULT_VECTORS >> vector & 1))
+		vmwrite(VMCS_GUEST_RFLAGS, vmread(VMCS_GUEST_RFLAGS) | RFLAGS_RF);
 	/* SDM Vol. 3C 26.2.1.3: in real mode (CR0.PE = 0) no exception pushes an error code. */
 	if (has_error && (vcpu_guest_cr0() & 1)) {
 		info |= INTR_INFO_DELIVER_ERROR;

@@ -1,5 +1,4 @@
 /* hv/'s side of the PMU seam: CPL, stepping, PMIs and run limits for a VCPU, on behalf of pmu/. */
-#include "lib/printk.h"
 #include "hv/domain.h"
 #include "hv/vcpu.h"
 #include "hv/ept.h"
@@ -23,17 +22,15 @@ void vcpu_pmu_set_stepping(struct vcpu *v, bool on)
 	v->step.want = on;
 }
 
-/* SDM Vol. 3A 11.5.1 / Vol. 3B 20.6.3: the PMI goes through LVTPC, which masks itself on delivery. */
+/*
+ * SDM Vol. 3A 11.5.1 / Vol. 3B 20.6.3: the PMI goes through LVTPC, which masks itself on
+ * delivery; in NMI mode it is latched as the VCPU's NMI, which irq_deliver() injects.
+ */
 void vcpu_pmu_raise_pmi(struct vcpu *v)
 {
-	enum vapic_pmi how;
-
 	spin_lock(&v->lock);
-	how = vapic_pmi(&v->apic);
+	vapic_pmi(&v->apic);
 	spin_unlock(&v->lock);
-	if (how == VAPIC_PMI_NMI)
-		pr_warn("[%s] vcpu %u: PMI as NMI is not emulated; it is dropped\n",
-			v->dom->cfg.name, v->id);
 }
 
 void vcpu_pmu_limit_run(struct vcpu *v, uint64_t ticks)

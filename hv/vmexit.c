@@ -26,6 +26,7 @@ static const struct exit_entry exit_table[EXIT_REASON_MAX] = {
 	[EXIT_REASON_INIT]		= { NULL, "INIT" },
 	[EXIT_REASON_SIPI]		= { NULL, "SIPI" },
 	[EXIT_REASON_INTR_WINDOW]	= { exit_intr_window, "intr-window" },
+	[EXIT_REASON_NMI_WINDOW]	= { exit_nmi_window, "nmi-window" },
 	[EXIT_REASON_TASK_SWITCH]	= { NULL, "task-switch" },
 	[EXIT_REASON_CPUID]		= { exit_cpuid, "cpuid" },
 	[EXIT_REASON_GETSEC]		= { exit_inject_ud, NULL },

@@ -30,6 +30,7 @@ void exit_vmcall(struct vcpu *v, uint64_t qual);
 bool exit_vmcall_fast(struct vcpu *v);
 void exit_hlt(struct vcpu *v, uint64_t qual);
 void exit_intr_window(struct vcpu *v, uint64_t qual);
+void exit_nmi_window(struct vcpu *v, uint64_t qual);
 void exit_preemption_timer(struct vcpu *v, uint64_t qual);
 void exit_external_intr(struct vcpu *v, uint64_t qual);
 void exit_triple_fault(struct vcpu *v, uint64_t qual);

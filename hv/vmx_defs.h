@@ -23,6 +23,7 @@
 /* Pin-based controls, SDM Vol. 3C 25.6.1. */
 #define PIN_EXTINT_EXITING		(1u << 0)
 #define PIN_NMI_EXITING			(1u << 3)
+#define PIN_VIRTUAL_NMIS		(1u << 5)
 #define PIN_PREEMPTION_TIMER		(1u << 6)
 
 /* Primary processor-based controls, SDM Vol. 3C 25.6.2. */
@@ -35,6 +36,7 @@
 #define CPU_RDTSC_EXITING		(1u << 12)
 #define CPU_CR3_LOAD_EXITING		(1u << 15)
 #define CPU_CR3_STORE_EXITING		(1u << 16)
+#define CPU_NMI_WINDOW_EXITING		(1u << 22)
 #define CPU_CR8_LOAD_EXITING		(1u << 19)
 #define CPU_CR8_STORE_EXITING		(1u << 20)
 #define CPU_MOV_DR_EXITING		(1u << 23)
@@ -269,6 +271,7 @@ enum vmx_exit_reason {
 /* Guest interruptibility state, SDM Vol. 3C 25.4.2. */
 #define INTERRUPTIBILITY_STI		(1u << 0)
 #define INTERRUPTIBILITY_MOV_SS		(1u << 1)
+#define INTERRUPTIBILITY_NMI		(1u << 3)
 
 /* Guest activity states. */
 #define ACTIVITY_ACTIVE			0

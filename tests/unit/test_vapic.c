@@ -1,4 +1,4 @@
-/* Unit tests for hv/vapic.c: registers, priorities, EOI, TPR, SPIV, ESR, IPIs, timer and PMI. */
+/* Unit tests for hv/vapic.c: registers, priorities, EOI, SPIV, ESR, IPIs, timer, PMI, APIC base, NMIs. */
 #include <string.h>
 
 #include "tests/unit/unit.h"
@@ -53,7 +53,9 @@ static void test_reset(void)
 		masked += rd(&a, i) == 0x10000;
 	check(masked == 6, "all six LVTs masked");
 	wr(&a, 0x20, 0x07000000);
-	check(rd(&a, 0x20) == 0x03000000, "ID is read-only");
+	check(rd(&a, 0x20) == 0x07000000, "ID is writable (SDM Vol. 3A 11.4.6)");
+	check(vapic_set_base(&a, 0xfee00000, 39) && vapic_set_base(&a, 0xfee00800, 39) &&
+	      rd(&a, 0x20) == 0x03000000, "a reset restores the initial APIC ID");
 }
 
 static void test_spiv(void)
@@ -176,13 +178,13 @@ static const struct {
 	struct vapic_ipi want;
 	uint32_t esr;
 } icr_cases[] = {
-	{ "fixed 0x40 to APIC 3", 0x03000000, 0x00000040, true, { 0, 0x40, 0, false, 3 }, 0 },
-	{ "fixed, logical 0x0c", 0x0c000000, 0x00000841, true, { 0, 0x41, 0, true, 0x0c }, 0 },
-	{ "INIT assert", 0x01000000, 0x0000c500, true, { 5, 0x00, 0, false, 1 }, 0 },
+	{ "fixed 0x40 to APIC 3", 0x03000000, 0x00000040, true, { 0, 0x40, 0, false, 3, false }, 0 },
+	{ "fixed, logical 0x0c", 0x0c000000, 0x00000841, true, { 0, 0x41, 0, true, 0x0c, false }, 0 },
+	{ "INIT assert", 0x01000000, 0x0000c500, true, { 5, 0x00, 0, false, 1, false }, 0 },
 	{ "INIT level de-assert", 0x01000000, 0x00008500, false, { 0 }, 0 },
-	{ "SIPI page 8", 0x01000000, 0x00004608, true, { 6, 0x08, 0, false, 1 }, 0 },
-	{ "NMI to all but self", 0, 0x000c0400, true, { 4, 0x00, 3, false, 0 }, 0 },
-	{ "self IPI 0x50", 0, 0x00040050, true, { 0, 0x50, 1, false, 0 }, 0 },
+	{ "SIPI page 8", 0x01000000, 0x00004608, true, { 6, 0x08, 0, false, 1, false }, 0 },
+	{ "NMI to all but self", 0, 0x000c0400, true, { 4, 0x00, 3, false, 0, false }, 0 },
+	{ "self IPI 0x50", 0, 0x00040050, true, { 0, 0x50, 1, false, 0, false }, 0 },
 	{ "fixed vector 3", 0x01000000, 0x00000003, false, { 0 }, 0x20 },
 	{ "lowest priority vector 15", 0xff000000, 0x0000010f, false, { 0 }, 0x20 },
 };
@@ -190,7 +192,7 @@ static const struct {
 static bool same_ipi(const struct vapic_ipi *x, const struct vapic_ipi *y)
 {
 	return x->mode == y->mode && x->vector == y->vector && x->shorthand == y->shorthand &&
-	       x->logical == y->logical && x->dest == y->dest;
+	       x->logical == y->logical && x->dest == y->dest && x->level == y->level;
 }
 
 static void test_icr(void)
@@ -405,7 +407,7 @@ static void test_all_ones(void)
 		unsigned off;
 		uint32_t want;
 	} regs[] = {
-		{ 0x020, 0x01000000 }, { 0x030, 0x00050014 }, { 0x080, 0xff },
+		{ 0x020, 0xff000000 }, { 0x030, 0x00050014 }, { 0x080, 0xff },
 		{ 0x0d0, 0xff000000 }, { 0x0e0, 0xffffffff }, { 0x0f0, 0x3ff },
 		{ 0x300, 0x000ccfff }, { 0x310, 0xff000000 }, { 0x320, 0x300ff },
 		{ 0x330, 0x107ff },    { 0x340, 0x107ff },    { 0x350, 0x1a7ff },
@@ -431,6 +433,78 @@ static void test_all_ones(void)
 	check(esr(&a) == 0x80, "reserved offsets among them flagged");
 }
 
+/* SDM Vol. 3A 11.4.3, 11.4.4: IA32_APIC_BASE enable, disable, relocation and reserved bits. */
+static void test_apic_base(void)
+{
+	struct vapic a, b;
+	unsigned bad = 0, bit;
+
+	vapic_init(&a, 0);
+	vapic_init(&b, 2);
+	check(vapic_get_base(&a) == 0xfee00900 && vapic_get_base(&b) == 0xfee00800,
+	      "power-up IA32_APIC_BASE: 0xFEE00000, enabled, BSP only on APIC ID 0");
+	check(vapic_set_base(&a, vapic_get_base(&a), 39), "writing the value read never #GPs");
+	for (bit = 0; bit < 8; bit++)
+		bad += !vapic_set_base(&a, 0xfee00900 | 1ull << bit, 39);
+	bad += !vapic_set_base(&a, 0xfee00900 | 1ull << 9, 39);
+	bad += !vapic_set_base(&a, 0xfee00900 | 1ull << 39, 39);
+	bad += !vapic_set_base(&a, 0xfee00900 | 1ull << 63, 39);
+	check(bad == 11 && vapic_get_base(&a) == 0xfee00900,
+	      "reserved bits 7:0, 9 and at or above MAXPHYADDR raise #GP and change nothing");
+	check(!vapic_set_base(&a, 0xfee00d00, 39) && vapic_hw_enabled(&a),
+	      "EXTD (x2APIC, not offered) raises #GP");
+	check(vapic_set_base(&a, 0xfee00900 | 1ull << 38, 39), "a base bit below MAXPHYADDR is fine");
+	vapic_set_base(&a, 0xfee00900, 39);
+
+	enabled(&a, 0);
+	wr(&a, 0x80, 0x20);
+	wr(&a, 0x340, 0x400);
+	wr(&a, 0x380, 1000);
+	vapic_set_irr(&a, 0x40);
+	vapic_nmi(&a);
+	check(vapic_set_base(&a, 0xfee00100, 39) && !vapic_hw_enabled(&a) &&
+	      vapic_get_base(&a) == 0xfee00100, "clearing EN disables the APIC in hardware");
+	check(!vapic_page(&a, 0xfee00030), "the register page is not live while disabled");
+	vapic_set_irr(&a, 0x50);
+	vapic_nmi(&a);
+	check(!vapic_has_event(&a), "a disabled APIC drops interrupts and NMIs");
+	ipi.shorthand = VAPIC_SH_ALL;
+	check(!vapic_is_target(&a, &ipi, false), "a disabled APIC is no IPI destination");
+	check(vapic_set_base(&a, 0xfee00900, 39) && vapic_hw_enabled(&a) &&
+	      vapic_page(&a, 0xfee00030), "setting EN enables it again");
+	check(rd(&a, 0x20) == 0 && rd(&a, 0xf0) == 0xff && rd(&a, 0x80) == 0 &&
+	      rd(&a, 0x340) == 0x10000 && rd(&a, 0x380) == 0 && vapic_pending(&a) == -1 &&
+	      !a.nmi_pending, "re-enabled in the power-up state: ID kept, SPIV 0xff, TPR 0, "
+	      "LVTs masked, timer, IRR and pending NMI cleared");
+	check(vapic_set_base(&a, 0xfed40900, 39) && vapic_page(&a, 0xfed40030) &&
+	      !vapic_page(&a, 0xfee00030), "the page follows a relocated base");
+}
+
+/* SDM Vol. 3A 6.7.1: one NMI pending at most; NMI-mode LVTPC latches it. */
+static void test_nmi(void)
+{
+	struct vapic a;
+
+	enabled(&a, 0);
+	check(!vapic_take_nmi(&a) && !vapic_has_event(&a), "no NMI at power-up");
+	vapic_nmi(&a);
+	check(vapic_has_event(&a), "a pending NMI wakes a halted VCPU");
+	vapic_nmi(&a);
+	vapic_nmi(&a);
+	check(vapic_take_nmi(&a) && vapic_take_nmi(&a) && !vapic_take_nmi(&a),
+	      "three NMIs before a delivery: two wait (one delivered, one latched)");
+	vapic_nmi(&a);
+	vapic_nmi(&a);
+	vapic_nmi_blocked(&a);
+	check(vapic_take_nmi(&a) && !vapic_take_nmi(&a), "NMIs blocked: one latched");
+	wr(&a, 0x340, 0x400);
+	check(vapic_pmi(&a) == VAPIC_PMI_NMI && vapic_take_nmi(&a) && vapic_pending(&a) == -1,
+	      "LVTPC in NMI mode latches an NMI, no vector");
+	wr(&a, 0xf0, 0xff);
+	vapic_nmi(&a);
+	check(vapic_take_nmi(&a), "a software-disabled APIC still takes NMIs (SDM Vol. 3A 11.4.7.2)");
+}
+
 int main(void)
 {
 	test_reset();
@@ -446,5 +520,7 @@ int main(void)
 	test_pmi();
 	test_access_sizes();
 	test_all_ones();
+	test_apic_base();
+	test_nmi();
 	return unit_summary();
 }

@@ -83,4 +83,6 @@ void install_stray_gates(void)
 {
 	for (unsigned v = 32; v < 256; v++)
 		rt_idt_set_gate((uint8_t)v, stray_entry, 0);
+	/* The garbage also sends NMIs to itself through ICR (SDM Vol. 3A 11.6.1). */
+	rt_idt_set_gate(2, stray_entry, 0);
 }
