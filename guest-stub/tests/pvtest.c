@@ -583,8 +583,8 @@ static void test_own_control(uint64_t k)
  * r: a direct read split by a thread switch (seed 003 4.2.3). The reader takes the first half
  * of its loads (its own and its VCPU's Sum and Start), yields to a thread counting the same
  * event, and takes Phys once that thread has run its loop: mixed, the value would hold the
- * other thread's events. Its control being the same, the switches skip RESUME and change no
- * page: the retry sees Start*_thread of the TSC changed and reads again. With inject=no-retry
+ * other thread's events. Their controls being the same, both switches skip RESUME and change
+ * no page: the retry sees Start*_thread of the TSC changed and reads again. With inject=no-retry
  * (this guest's argument) the first attempt stands.
  */
 #define SPLIT_WAIT	0	/* the other thread waits for the reader to be inside its read */
@@ -652,6 +652,8 @@ static int split_other(void *arg)
 		sys_yield();
 	workload(sp->n);
 	split_state = SPLIT_DONE;
+	/* Back to the reader with the same control loaded: its switch-in skips RESUME. */
+	sys_yield();
 	pvc_stop();
 	return 0;
 }
@@ -662,8 +664,9 @@ static void test_split_read(uint64_t n)
 	struct kthread *t[2];
 
 	sp.n = n;
-	t[0] = spawn(split_reader, &sp, 0);
-	t[1] = spawn(split_other, &sp, 0);
+	/* The other thread first: counting already when the reader yields to it, it skips RESUME. */
+	t[0] = spawn(split_other, &sp, 0);
+	t[1] = spawn(split_reader, &sp, 0);
 	for (int i = 0; i < 2; i++)
 		kthread_join(t[i]);
 	report(!sp.rc && sp.other_ran, "r: the other thread ran its %llu-iteration loop inside "
