@@ -584,14 +584,16 @@ static void test_own_control(uint64_t k)
  * of its loads (its own and its VCPU's Sum and Start), yields to a thread counting the same
  * event, and takes Phys once that thread has run its loop: mixed, the value would hold the
  * other thread's events. Their controls being the same, both switches skip RESUME and change
- * no page: the retry sees Start*_thread of the TSC changed and reads again. With inject=no-retry
- * (this guest's argument) the first attempt stands.
+ * no page: the retry sees Start*_thread of the TSC changed and reads again. With split=move the
+ * reader migrates to VCPU 1 instead, and waits there for the other thread's loop on VCPU 0:
+ * its smp_id changed. With inject=no-retry (this guest's argument) the first attempt stands.
  */
 #define SPLIT_WAIT	0	/* the other thread waits for the reader to be inside its read */
 #define SPLIT_INSIDE	1
 #define SPLIT_DONE	2	/* the other thread ran its loop */
+#define SPLIT_READ	3	/* the reader has its value: the other thread may stop */
 
-static bool no_retry;
+static bool no_retry, split_move;
 static volatile int split_state;
 
 struct split {
@@ -618,7 +620,13 @@ static uint64_t split_read(const struct kpmu_thread *self, struct split *sp)
 		c = s.a->ctr[0];
 		if (!sp->attempts++) {
 			split_state = SPLIT_INSIDE;
-			sys_yield();
+			if (split_move)
+				sys_move(1);
+			else
+				sys_yield();
+			/* Moved, the reader runs beside the other thread: it waits for its loop. */
+			while (split_move && split_state != SPLIT_DONE)
+				sys_yield();
 			sp->other_ran = split_state == SPLIT_DONE;
 		}
 		log = pv_log_of(&t, &c, 0, pv_phys(s.a, 0, &ops), pv_width(s.a, 0));
@@ -636,6 +644,7 @@ static int split_reader(void *arg)
 	if (sp->rc)
 		return 1;
 	sp->read = split_read(self, sp);
+	split_state = SPLIT_READ;
 	pvc_stop();
 	pvc_read(self, v);
 	sp->stop = v[0];
@@ -652,8 +661,12 @@ static int split_other(void *arg)
 		sys_yield();
 	workload(sp->n);
 	split_state = SPLIT_DONE;
-	/* Back to the reader with the same control loaded: its switch-in skips RESUME. */
-	sys_yield();
+	/*
+	 * Back to the reader with the same control loaded (its switch-in skips RESUME), and no
+	 * stop before its read: the stop's RESUME would change the page.
+	 */
+	while (split_state != SPLIT_READ)
+		sys_yield();
 	pvc_stop();
 	return 0;
 }
@@ -706,8 +719,9 @@ static const char *arg_string(int argc, char **argv, const char *key, const char
  * Arguments besides the kernel's (quantum=, migrate=, seed=) and the driver's (mode=, skip=):
  * tests= letters of the tests to run (abcdp by default; e and r on request), domain= the name
  * for the JSON lines, n= loop iterations of tests b and r, reads= test a's reads, yields= per
- * thread in tests c, d and e, period= of test d's second sampler, inject=no-retry: test r's
- * read takes its first attempt (docs/tour.md).
+ * thread in tests c, d and e, period= of test d's second sampler, split=move: test r's reader
+ * migrates (2 VCPUs) instead of yielding, inject=no-retry: its read takes its first attempt
+ * (docs/tour.md).
  */
 int main(int argc, char **argv)
 {
@@ -719,8 +733,10 @@ int main(int argc, char **argv)
 	uint64_t period = arg_number(argc, argv, "period=", 7);
 
 	domain = arg_string(argc, argv, "domain=", domain);
-	for (int i = 0; i < argc; i++)
+	for (int i = 0; i < argc; i++) {
 		no_retry |= !strcmp(argv[i], "inject=no-retry");
+		split_move |= !strcmp(argv[i], "split=move");
+	}
 	if (!kpmu_init(argc, argv)) {
 		report(false, "the PMU driver started");
 		return report_summary();
@@ -728,6 +744,10 @@ int main(int argc, char **argv)
 	mode_name = kpmu_mode() == KPMU_MODE_PV ? "pv" : "hvm";
 	if (reads < 2 || reads > MAX_READS || !n || !yields || !period) {
 		printf("pvtest: reads= wants 2..%u; n=, yields=, period= at least 1\n", MAX_READS);
+		return 1;
+	}
+	if (split_move && ncpus < 2) {
+		printf("pvtest: split=move wants 2 vcpus\n");
 		return 1;
 	}
 	if (strchr(which, 'a'))
