@@ -163,6 +163,19 @@ static struct kthread *spawn(int (*fn)(void *), void *arg, int cpu)
 	return t;
 }
 
+/* Two threads of fn on VCPU 0, each with k iterations, until both have ended. */
+static void run_two(int (*fn)(void *), struct run r[2], uint64_t k)
+{
+	struct kthread *t[2];
+
+	for (int i = 0; i < 2; i++) {
+		r[i].n = k;
+		t[i] = spawn(fn, &r[i], 0);
+	}
+	for (int i = 0; i < 2; i++)
+		kthread_join(t[i]);
+}
+
 /*
  * a: N direct reads from ring 3 between two probes of this VCPU's VM exits. A guest timer
  * tick or a hypervisor slice end among them (the page's tsc.start_vcpu moves) brings exits of
@@ -252,6 +265,22 @@ static void test_direct_read(unsigned n)
 		       n, (long long)r.extra);
 }
 
+/* A thread's measured window of r->n iterations under c, and its counts after it. */
+static int run_window(struct run *r, const struct pv_control *c,
+		      long (*window)(const struct pv_control *c, uint64_t n))
+{
+	const volatile struct kthread_uinfo *me = sys_self();
+	const struct kpmu_thread *self = pvc_open();
+
+	if (!self)
+		return 1;
+	run_begin(r, me);
+	r->rc = window(c, r->n);
+	run_end(r, me);
+	pvc_read(self, r->v);
+	return 0;
+}
+
 /* b: threads run known loops while the schedulers of both levels switch them. */
 static int looper(void *arg)
 {
@@ -322,18 +351,12 @@ struct phase {
 
 static void run_phase(struct phase *ph, bool skip, uint64_t k)
 {
-	struct kthread *t[2];
 	struct kpmu_stats s0 = *kpmu_stats(0), s1;
 	const struct kpmu_probe *first, *last;
 	bool was = kpmu_set_skip(skip);
 
 	memset(ph, 0, sizeof(*ph));
-	for (int i = 0; i < 2; i++) {
-		ph->r[i].n = k;
-		t[i] = spawn(yielder, &ph->r[i], 0);
-	}
-	for (int i = 0; i < 2; i++)
-		kthread_join(t[i]);
+	run_two(yielder, ph->r, k);
 	s1 = *kpmu_stats(0);
 	ph->resumes = s1.resumes - s0.resumes;
 	ph->skips = s1.skips - s0.skips;
@@ -416,16 +439,10 @@ static int sampler(void *arg)
 static void test_imode(uint64_t k, uint64_t period)
 {
 	static struct run r[2];
-	struct kthread *t[2];
 
 	r[0].period = IMODE_ALIGNED;
 	r[1].period = period;
-	for (int i = 0; i < 2; i++) {
-		r[i].n = k;
-		t[i] = spawn(sampler, &r[i], 0);
-	}
-	for (int i = 0; i < 2; i++)
-		kthread_join(t[i]);
+	run_two(sampler, r, k);
 	for (int i = 0; i < 2; i++) {
 		uint64_t events = yields_instructions(k), want = events / r[i].period;
 
@@ -541,35 +558,21 @@ static void test_papi(uint64_t n)
  */
 static int switcher(void *arg)
 {
-	struct run *r = arg;
-	const volatile struct kthread_uinfo *me = sys_self();
-	const struct kpmu_thread *self = pvc_open();
+	const struct run *r = arg;
 	const struct pv_control c = { .ncounters = 1, .evtsel = { r->evtsel } };
 
-	if (!self)
-		return 1;
-	run_begin(r, me);
-	r->rc = window_yields(&c, r->n);
-	run_end(r, me);
-	pvc_read(self, r->v);
-	return 0;
+	return run_window(arg, &c, window_yields);
 }
 
 static void test_own_control(uint64_t k)
 {
 	static struct run r[2];
-	struct kthread *t[2];
 	const uint64_t want[2] = { yields_instructions(k), yields_branches(k) };
 	const char *const name[2] = { "instructions", "branches" };
 
 	r[0].evtsel = ins_usr;
 	r[1].evtsel = br_usr;
-	for (int i = 0; i < 2; i++) {
-		r[i].n = k;
-		t[i] = spawn(switcher, &r[i], 0);
-	}
-	for (int i = 0; i < 2; i++)
-		kthread_join(t[i]);
+	run_two(switcher, r, k);
 	for (int i = 0; i < 2; i++) {
 		json(r[i].vcpu, r[i].tid, name[i], r[i].v[0], (long long)want[i]);
 		report(!r[i].rc && r[i].v[0] == want[i], "e: thread %u counts its own event, "
