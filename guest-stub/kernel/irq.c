@@ -26,7 +26,7 @@ bool kernel_irq_register(uint8_t vector, void (*handler)(uint8_t vector))
 
 bool kernel_syscall_register(unsigned nr, int64_t (*fn)(uint64_t, uint64_t, uint64_t))
 {
-	if (nr <= SYS_SELF || nr >= SYS_COUNT)
+	if (nr <= SYS_MOVE || nr >= SYS_COUNT)
 		return false;
 	driver_syscalls[nr] = fn;
 	return true;
@@ -54,6 +54,8 @@ static int64_t do_syscall(struct kframe *f)
 		return this_cpu()->id;
 	case SYS_SELF:
 		return (int64_t)(uintptr_t)kthread_info(this_cpu()->current);
+	case SYS_MOVE:
+		return kthread_move(f->rdi) ? 0 : -SYS_EINVAL;
 	default:
 		if (f->rax < SYS_COUNT && driver_syscalls[f->rax])
 			return driver_syscalls[f->rax](f->rdi, f->rsi, f->rdx);

@@ -44,6 +44,8 @@ int kthread_join(struct kthread *t);
 
 void kthread_exit(int code) __attribute__((noreturn));
 void kthread_yield(void);
+/* The caller goes on running on VCPU cpu (a migration on request); false if there is none. */
+bool kthread_move(uint64_t cpu);
 struct kthread_uinfo *kthread_info(struct kthread *t);
 
 /* The VCPU the caller runs on; in a thread that may migrate it can change right after. */

@@ -18,6 +18,7 @@ static union kpmu_page areas[KCPU_MAX] __attribute__((aligned(PV_PMU_AREA_STRIDE
 static const struct kpmu_backend *backend;
 static enum kpmu_mode mode;
 bool kpmu_skip = true;
+bool kpmu_inject_skip_by_size;
 static bool inject_early_start;
 struct kpmu_stats kpmu_cpu_stats[KCPU_MAX];
 static bool cpu_ready[KCPU_MAX];
@@ -263,6 +264,8 @@ bool kpmu_init(int argc, char **argv)
 			kpmu_skip = false;
 		else if (!strcmp(argv[i], "inject=early-start"))
 			inject_early_start = true;
+		else if (!strcmp(argv[i], "inject=skip-by-size"))
+			kpmu_inject_skip_by_size = true;
 	}
 	mode = backend == &kpmu_hvm_backend ? KPMU_MODE_HVM : KPMU_MODE_PV;
 	if (!under_perfvisor()) {
@@ -274,9 +277,11 @@ bool kpmu_init(int argc, char **argv)
 	kernel_irq_register(KPMU_VECTOR, on_overflow);
 	kernel_syscall_register(SYS_PMU, on_syscall);
 	kthread_set_hooks(&hooks);
-	printf("kpmu: mode %s, resume skipping %s, overflow vector %#x, %u vcpus%s\n",
+	printf("kpmu: mode %s, resume skipping %s, overflow vector %#x, %u vcpus%s%s\n",
 	       backend->name, kpmu_skip ? "on" : "off", KPMU_VECTOR, n,
-	       inject_early_start ? "; inject=early-start: Start* sampled before the resume" : "");
+	       inject_early_start ? "; inject=early-start: Start* sampled before the resume" : "",
+	       kpmu_inject_skip_by_size ?
+	       "; inject=skip-by-size: RESUME skipped for any control as long as the active one" : "");
 	return true;
 }
 

@@ -78,10 +78,10 @@ static inline uint64_t kpmu_rdtsc(void *ctx)
 #define KPMU_READ_OPS	{ kpmu_rdpmc, kpmu_rdtsc, (void *)0 }
 
 /*
- * After kernel_init(): takes mode=pv|hvm, skip=on|off and inject=early-start (a deliberate
- * breakage for the validation suite) from the guest's arguments, sets up the shared pages and
- * the overflow vector, and hooks thread switches and SYS_PMU. False (and a message) when the
- * platform lacks what the mode needs.
+ * After kernel_init(): takes mode=pv|hvm, skip=on|off, inject=early-start and
+ * inject=skip-by-size (deliberate breakages for the validation suite and docs/tour.md) from the
+ * guest's arguments, sets up the shared pages and the overflow vector, and hooks thread
+ * switches and SYS_PMU. False (and a message) when the platform lacks what the mode needs.
  */
 bool kpmu_init(int argc, char **argv);
 enum kpmu_mode kpmu_mode(void);

@@ -36,8 +36,12 @@ struct kpmu_backend {
 extern const struct kpmu_backend kpmu_pv_backend;
 extern const struct kpmu_backend kpmu_hvm_backend;
 
-/* pmu.c: resume skipping asked for, and each VCPU's statistics. */
+/*
+ * pmu.c: resume skipping asked for; inject=skip-by-size (docs/tour.md's deliberate breakage of
+ * skipping): skip when the active control merely has as many counters; each VCPU's statistics.
+ */
 extern bool kpmu_skip;
+extern bool kpmu_inject_skip_by_size;
 extern struct kpmu_stats kpmu_cpu_stats[KCPU_MAX];
 
 #endif

@@ -46,7 +46,9 @@ static int64_t pv_load(struct kpmu_thread *t, unsigned cpu)
 		s->resumes++;
 		return hypercall(cpu, HC_PMU_IRESUME, (uintptr_t)c, (uintptr_t)t->ivalues);
 	}
-	if (kpmu_skip && !memcmp(c, &pages[cpu].area.active, sizeof(*c))) {
+	if (kpmu_skip && (kpmu_inject_skip_by_size ?
+			  c->ncounters == pages[cpu].area.active.ncounters :
+			  !memcmp(c, &pages[cpu].area.active, sizeof(*c)))) {
 		s->skips++;
 		return 0;
 	}

@@ -179,6 +179,18 @@ void kthread_yield(void)
 	rt_irq_restore(flags);
 }
 
+bool kthread_move(uint64_t cpu)
+{
+	uint64_t flags;
+
+	if (cpu >= kcpu_count)
+		return false;
+	flags = rt_irq_save();
+	preempt(&kcpus[cpu]);
+	rt_irq_restore(flags);
+	return true;
+}
+
 /*
  * A blocked thread goes back to the queue of its VCPU, which alone pops that queue: if the
  * thread is still on its way out there, that VCPU pops it only after it has left (or

@@ -19,10 +19,12 @@ enum syscall_nr {
 	SYS_EXIT,	/* (int code): ends the calling thread; kthread_join() gets code */
 	SYS_VCPU,	/* () -> the VCPU the caller runs on */
 	SYS_SELF,	/* () -> the caller's struct kthread_uinfo */
+	SYS_MOVE,	/* (unsigned vcpu) -> 0: to the back of that VCPU's run queue */
 	SYS_PMU,	/* (op, arg) -> the PMU driver's operations (pmu.h), if registered */
 	SYS_COUNT,
 };
 
+#define SYS_EINVAL	22
 #define SYS_ENOSYS	38
 
 /*
@@ -70,6 +72,12 @@ static inline unsigned sys_vcpu(void)
 static inline const volatile struct kthread_uinfo *sys_self(void)
 {
 	return (const volatile struct kthread_uinfo *)syscall3(SYS_SELF, 0, 0, 0);
+}
+
+/* A migration on request: the caller goes on running on VCPU vcpu; -SYS_EINVAL if none. */
+static inline long sys_move(unsigned vcpu)
+{
+	return syscall3(SYS_MOVE, vcpu, 0, 0);
 }
 
 /* The privilege level the caller runs at: 0 in kernel threads, 3 in user threads. */

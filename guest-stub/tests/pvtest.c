@@ -128,6 +128,7 @@ static uint64_t yields_branches(uint64_t k)
 struct run {
 	uint64_t n;		/* iterations of its window */
 	uint64_t period;	/* test d: its i-mode period */
+	uint64_t evtsel;	/* test e: its one counter's event */
 	long rc;		/* the control call's result */
 	uint32_t tid, vcpu;	/* vcpu: where it ended */
 	uint64_t resumes;	/* switch-ins during its window */
@@ -160,6 +161,19 @@ static struct kthread *spawn(int (*fn)(void *), void *arg, int cpu)
 		exit(1);
 	}
 	return t;
+}
+
+/* Two threads of fn on VCPU 0, each with k iterations, until both have ended. */
+static void run_two(int (*fn)(void *), struct run r[2], uint64_t k)
+{
+	struct kthread *t[2];
+
+	for (int i = 0; i < 2; i++) {
+		r[i].n = k;
+		t[i] = spawn(fn, &r[i], 0);
+	}
+	for (int i = 0; i < 2; i++)
+		kthread_join(t[i]);
 }
 
 /*
@@ -251,6 +265,22 @@ static void test_direct_read(unsigned n)
 		       n, (long long)r.extra);
 }
 
+/* A thread's measured window of r->n iterations under c, and its counts after it. */
+static int run_window(struct run *r, const struct pv_control *c,
+		      long (*window)(const struct pv_control *c, uint64_t n))
+{
+	const volatile struct kthread_uinfo *me = sys_self();
+	const struct kpmu_thread *self = pvc_open();
+
+	if (!self)
+		return 1;
+	run_begin(r, me);
+	r->rc = window(c, r->n);
+	run_end(r, me);
+	pvc_read(self, r->v);
+	return 0;
+}
+
 /* b: threads run known loops while the schedulers of both levels switch them. */
 static int looper(void *arg)
 {
@@ -321,18 +351,12 @@ struct phase {
 
 static void run_phase(struct phase *ph, bool skip, uint64_t k)
 {
-	struct kthread *t[2];
 	struct kpmu_stats s0 = *kpmu_stats(0), s1;
 	const struct kpmu_probe *first, *last;
 	bool was = kpmu_set_skip(skip);
 
 	memset(ph, 0, sizeof(*ph));
-	for (int i = 0; i < 2; i++) {
-		ph->r[i].n = k;
-		t[i] = spawn(yielder, &ph->r[i], 0);
-	}
-	for (int i = 0; i < 2; i++)
-		kthread_join(t[i]);
+	run_two(yielder, ph->r, k);
 	s1 = *kpmu_stats(0);
 	ph->resumes = s1.resumes - s0.resumes;
 	ph->skips = s1.skips - s0.skips;
@@ -415,16 +439,10 @@ static int sampler(void *arg)
 static void test_imode(uint64_t k, uint64_t period)
 {
 	static struct run r[2];
-	struct kthread *t[2];
 
 	r[0].period = IMODE_ALIGNED;
 	r[1].period = period;
-	for (int i = 0; i < 2; i++) {
-		r[i].n = k;
-		t[i] = spawn(sampler, &r[i], 0);
-	}
-	for (int i = 0; i < 2; i++)
-		kthread_join(t[i]);
+	run_two(sampler, r, k);
 	for (int i = 0; i < 2; i++) {
 		uint64_t events = yields_instructions(k), want = events / r[i].period;
 
@@ -533,6 +551,153 @@ static void test_papi(uint64_t n)
 	       PAPI_THRESHOLD, (unsigned long long)p.s.calls);
 }
 
+/*
+ * e: two threads whose controls differ, with as many counters each, yield to each other. A
+ * switch between them must load the incoming control: skipping compares the whole control
+ * with the page's active one (seed 003 4.2.1), and each thread counts its own event.
+ */
+static int switcher(void *arg)
+{
+	const struct run *r = arg;
+	const struct pv_control c = { .ncounters = 1, .evtsel = { r->evtsel } };
+
+	return run_window(arg, &c, window_yields);
+}
+
+static void test_own_control(uint64_t k)
+{
+	static struct run r[2];
+	const uint64_t want[2] = { yields_instructions(k), yields_branches(k) };
+	const char *const name[2] = { "instructions", "branches" };
+
+	r[0].evtsel = ins_usr;
+	r[1].evtsel = br_usr;
+	run_two(switcher, r, k);
+	for (int i = 0; i < 2; i++) {
+		json(r[i].vcpu, r[i].tid, name[i], r[i].v[0], (long long)want[i]);
+		report(!r[i].rc && r[i].v[0] == want[i], "e: thread %u counts its own event, "
+		       "%s: %llu, want %llu (%llu switch-ins)", r[i].tid, name[i],
+		       (unsigned long long)r[i].v[0], (unsigned long long)want[i],
+		       (unsigned long long)r[i].resumes);
+	}
+}
+
+/*
+ * r: a direct read split by a thread switch (seed 003 4.2.3). The reader takes the first half
+ * of its loads (its own and its VCPU's Sum and Start), yields to a thread counting the same
+ * event, and takes Phys once that thread has run its loop: mixed, the value would hold the
+ * other thread's events. Their controls being the same, both switches skip RESUME and change
+ * no page: the retry sees Start*_thread of the TSC changed and reads again. With split=move the
+ * reader migrates to VCPU 1 instead, and waits there for the other thread's loop on VCPU 0:
+ * its smp_id changed. With inject=no-retry (this guest's argument) the first attempt stands.
+ */
+#define SPLIT_WAIT	0	/* the other thread waits for the reader to be inside its read */
+#define SPLIT_INSIDE	1
+#define SPLIT_DONE	2	/* the other thread ran its loop */
+#define SPLIT_READ	3	/* the reader has its value: the other thread may stop */
+
+static bool no_retry, split_move;
+static volatile int split_state;
+
+struct split {
+	uint64_t n;		/* the other thread's loop: 4n + 2 user instructions at least */
+	long rc;
+	bool other_ran;		/* the other thread ran its loop while the reader was inside */
+	unsigned attempts;
+	uint64_t read, stop;	/* the split read, and the count at pvc_stop() after it */
+};
+
+static const struct pv_control split_control = { .ncounters = 1, .evtsel = { ins_usr } };
+
+static uint64_t split_read(const struct kpmu_thread *self, struct split *sp)
+{
+	static const struct pv_read_ops ops = KPMU_READ_OPS;
+	struct pv_read_snap s;
+	struct pv_thread_counts t;
+	struct pv_counter c;
+	uint64_t log;
+
+	do {
+		pv_snap_take(&s, &self->counts, self->areas);
+		t = self->counts;
+		c = s.a->ctr[0];
+		if (!sp->attempts++) {
+			split_state = SPLIT_INSIDE;
+			if (split_move)
+				sys_move(1);
+			else
+				sys_yield();
+			/* Moved, the reader runs beside the other thread: it waits for its loop. */
+			while (split_move && split_state != SPLIT_DONE)
+				sys_yield();
+			sp->other_ran = split_state == SPLIT_DONE;
+		}
+		log = pv_log_of(&t, &c, 0, pv_phys(s.a, 0, &ops), pv_width(s.a, 0));
+	} while (!no_retry && pv_snap_changed(&s, &self->counts));
+	return log;
+}
+
+static int split_reader(void *arg)
+{
+	struct split *sp = arg;
+	const struct kpmu_thread *self = pvc_open();
+	uint64_t v[PV_NVALUES];
+
+	sp->rc = self ? pvc_control(&split_control) : -1;
+	if (sp->rc)
+		return 1;
+	sp->read = split_read(self, sp);
+	split_state = SPLIT_READ;
+	pvc_stop();
+	pvc_read(self, v);
+	sp->stop = v[0];
+	return 0;
+}
+
+static int split_other(void *arg)
+{
+	const struct split *sp = arg;
+
+	if (!pvc_open() || pvc_control(&split_control))
+		return 1;
+	while (split_state == SPLIT_WAIT)
+		sys_yield();
+	workload(sp->n);
+	split_state = SPLIT_DONE;
+	/*
+	 * Back to the reader with the same control loaded (its switch-in skips RESUME), and no
+	 * stop before its read: the stop's RESUME would change the page.
+	 */
+	while (split_state != SPLIT_READ)
+		sys_yield();
+	pvc_stop();
+	return 0;
+}
+
+static void test_split_read(uint64_t n)
+{
+	static struct split sp;
+	struct kthread *t[2];
+
+	sp.n = n;
+	/* The other thread first: counting already when the reader yields to it, it skips RESUME. */
+	t[0] = spawn(split_other, &sp, 0);
+	t[1] = spawn(split_reader, &sp, 0);
+	for (int i = 0; i < 2; i++)
+		kthread_join(t[i]);
+	report(!sp.rc && sp.other_ran, "r: the other thread ran its %llu-iteration loop inside "
+	       "the read", (unsigned long long)n);
+	/*
+	 * Exact counters only grow: the read is at most the count at the stop, and short of it
+	 * by the few straight-line instructions from its Phys to the stop, far fewer than the
+	 * other thread's 4n. Mixed, it would exceed the stop's count by about those 4n.
+	 */
+	report(!sp.rc && sp.read <= sp.stop && sp.stop - sp.read < 4 * n,
+	       "r: the split read %llu is at most the %llu counted at the stop, by fewer than "
+	       "%llu (%u attempts)", (unsigned long long)sp.read, (unsigned long long)sp.stop,
+	       (unsigned long long)(4 * n), sp.attempts);
+}
+
 static uint64_t arg_number(int argc, char **argv, const char *key, uint64_t fallback)
 {
 	size_t len = strlen(key);
@@ -555,9 +720,11 @@ static const char *arg_string(int argc, char **argv, const char *key, const char
 
 /*
  * Arguments besides the kernel's (quantum=, migrate=, seed=) and the driver's (mode=, skip=):
- * tests= letters of the tests to run (abcdp), domain= the name for the JSON lines, n= loop
- * iterations of test b, reads= test a's reads, yields= per thread in tests c and d,
- * period= of test d's second sampler.
+ * tests= letters of the tests to run (abcdp by default; e and r on request), domain= the name
+ * for the JSON lines, n= loop iterations of tests b and r, reads= test a's reads, yields= per
+ * thread in tests c, d and e, period= of test d's second sampler, split=move: test r's reader
+ * migrates (2 VCPUs) instead of yielding, inject=no-retry: its read takes its first attempt
+ * (docs/tour.md).
  */
 int main(int argc, char **argv)
 {
@@ -569,6 +736,10 @@ int main(int argc, char **argv)
 	uint64_t period = arg_number(argc, argv, "period=", 7);
 
 	domain = arg_string(argc, argv, "domain=", domain);
+	for (int i = 0; i < argc; i++) {
+		no_retry |= !strcmp(argv[i], "inject=no-retry");
+		split_move |= !strcmp(argv[i], "split=move");
+	}
 	if (!kpmu_init(argc, argv)) {
 		report(false, "the PMU driver started");
 		return report_summary();
@@ -576,6 +747,10 @@ int main(int argc, char **argv)
 	mode_name = kpmu_mode() == KPMU_MODE_PV ? "pv" : "hvm";
 	if (reads < 2 || reads > MAX_READS || !n || !yields || !period) {
 		printf("pvtest: reads= wants 2..%u; n=, yields=, period= at least 1\n", MAX_READS);
+		return 1;
+	}
+	if (split_move && ncpus < 2) {
+		printf("pvtest: split=move wants 2 vcpus\n");
 		return 1;
 	}
 	if (strchr(which, 'a'))
@@ -588,6 +763,10 @@ int main(int argc, char **argv)
 		test_imode(yields, period);
 	if (strchr(which, 'p'))
 		test_papi(n);
+	if (strchr(which, 'e'))
+		test_own_control(yields);
+	if (strchr(which, 'r') && kpmu_mode() == KPMU_MODE_PV)
+		test_split_read(n);
 	kpmu_report();
 	return report_summary();
 }
