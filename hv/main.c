@@ -20,7 +20,7 @@ static void refuse_extra_modules(const struct mb_boot_info *info)
 	uint64_t end = (uint64_t)info->mod_count + info->mods_refused;
 
 	for (unsigned i = info->mod_count; i < end && i < MAX_DOMAINS; i++)
-		dom_refuse(i, "module %u is past the limit of %u modules; modules 0 to %u run",
+		dom_refuse(i, "module %u is past the limit of %u modules (modules 0 to %u)",
 			   i, MB_MODS_MAX, info->mod_count - 1);
 	if (end > MAX_DOMAINS)
 		printk("perfvisor: modules %u to %lu not started either: past the limit of %u "

@@ -346,15 +346,29 @@ static void check_ept(void)
 	}
 }
 
+/* How many of the leaves [gpa, gpa + len) of the domain's RAM touches are 2 MiB ones. */
+static long large_leaves(uint64_t gpa, uint64_t len)
+{
+	long n = 0;
+	uint64_t size;
+
+	for (uint64_t a = gpa & ~0x1fffffull; a < gpa + len && a < DOM_RAM; a += 0x200000) {
+		ept_leaf(a, &size);
+		n += size == 0x200000;
+	}
+	return n;
+}
+
 /*
  * After HC_PMU_SETUP: the first that succeeds maps the area read-only, splitting the 2 MiB
- * leaves it touches (one table each); any later one is refused and changes nothing; a failed
- * one keeps no claim and leaves the EPT as it was.
+ * leaves it touches (`splits`, one table each: a failed SETUP may have split some already); any
+ * later one is refused and changes nothing; a failed one keeps no claim and leaves every page's
+ * rights as they were.
  */
-static void check_setup(bool was_mapped, long frames, int64_t r, const uint64_t args[3])
+static void check_setup(bool was_mapped, long frames, long splits, int64_t r,
+			const uint64_t args[3])
 {
 	uint64_t gpa = args[0], end = gpa + nvcpus * 4096ull;
-	long splits = vmx_caps.ept_vpid ? (long)((end - 1) >> 21) - (long)(gpa >> 21) + 1 : 0;
 
 	if (was_mapped) {
 		FZ_CHECK(r == -PV_EINVAL && frames_out == frames, "a second SETUP: %lld, %ld tables",
@@ -392,16 +406,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		switch (op % 6) {
 		case 0: {
 			bool was_mapped = pd.pv.area;
-			long frames = frames_out;
+			long frames = frames_out, splits;
 			int64_t r;
 
 			nr = op & 8 ? fz_u64(&in) : HC_PMU_BASE + fz_u8(&in) % 8;
 			for (unsigned i = 0; i < 3; i++)
 				args[i] = take_arg(&in);
+			splits = large_leaves(args[0], nvcpus * 4096ull);
 			r = pv_hypercall(v, nr, args);
 			check_result(nr, r);
 			if (nr == HC_PMU_SETUP && pmu_backend != PMU_BACKEND_OFF)
-				check_setup(was_mapped, frames, r, args);
+				check_setup(was_mapped, frames, splits, r, args);
 			break;
 		}
 		case 1: {
