@@ -192,6 +192,22 @@ static bool create_vcpus(struct domain *d, const struct elf_info *info, uint64_t
 	return true;
 }
 
+void dom_refuse(unsigned index, const char *fmt, ...)
+{
+	struct domain *d = &domains[index];
+	char why[sizeof(d->fate)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintk(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	d->id = index;
+	num_domains = index + 1;
+	/* An empty module string: the default name, without a message. */
+	dom_config_parse(index, "", num_pcpus, pmu_event_names, NULL, d, &d->cfg);
+	not_started(d, "%s", why);
+}
+
 void dom_create(unsigned index, const void *image, uint64_t image_len, const char *modstr)
 {
 	struct domain *d = &domains[index];

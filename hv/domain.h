@@ -66,6 +66,8 @@ static inline void *dom_gpa_to_hva(struct domain *d, uint64_t gpa, uint64_t len)
 
 /* Builds domain `index` from a module; on failure the domain is DOM_NOT_STARTED with a fate. */
 void dom_create(unsigned index, const void *image, uint64_t image_len, const char *modstr);
+/* Domain `index` (named by its default name) is DOM_NOT_STARTED, for the reason given. */
+void dom_refuse(unsigned index, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The guest ended itself with a code. */
 void dom_exit(struct domain *d, int code);
 /* The hypervisor ends the domain; why is printed with a dump of the offending VCPU. */

@@ -57,7 +57,9 @@ static uint64_t *walk(uint64_t eptp, uint64_t gpa, int level)
 	return &t[(gpa >> (12 + 9 * level)) & 511];
 }
 
-bool ept_map(uint64_t eptp, uint64_t gpa, uint64_t hpa, uint64_t size, uint64_t perms)
+/* The entries for [gpa, gpa+size), tables made on the way; set them to hpa/perms if `set`. */
+static bool map_pass(uint64_t eptp, uint64_t gpa, uint64_t hpa, uint64_t size, uint64_t perms,
+		     bool set)
 {
 	/* IA32_VMX_EPT_VPID_CAP bit 16: 2 MiB EPT pages (SDM Vol. 3D A.10). */
 	bool large_ok = vmx_caps.ept_vpid & (1ull << 16);
@@ -70,12 +72,23 @@ bool ept_map(uint64_t eptp, uint64_t gpa, uint64_t hpa, uint64_t size, uint64_t 
 
 		if (!e)
 			return false;
-		*e = hpa | perms | EPT_MT_WB | (large ? EPT_LARGE : 0);
+		if (set)
+			*e = hpa | perms | EPT_MT_WB | (large ? EPT_LARGE : 0);
 		gpa += step;
 		hpa += step;
 		size -= step;
 	}
 	return true;
+}
+
+/*
+ * Every table first, then the entries: out of memory half way changes no translation (a split
+ * keeps every page's address and rights), so a failed read-only range leaves no page read-only.
+ */
+bool ept_map(uint64_t eptp, uint64_t gpa, uint64_t hpa, uint64_t size, uint64_t perms)
+{
+	return map_pass(eptp, gpa, hpa, size, perms, false) &&
+	       map_pass(eptp, gpa, hpa, size, perms, true);
 }
 
 static unsigned free_level(uint64_t *t, int level)

@@ -36,7 +36,10 @@ void ept_wait(struct ept_user *const *users, unsigned n, const struct ept_user *
 
 /* Allocates an empty 4-level EPT; returns its EPTP (with memory type and walk length), 0 if out of memory. */
 uint64_t ept_create(void);
-/* Maps [gpa, gpa+size) to host-physical hpa with perms, with 2 MiB pages where both are aligned. */
+/*
+ * Maps [gpa, gpa+size) to host-physical hpa with perms, with 2 MiB pages where both are aligned.
+ * False when out of memory for tables, and then every page keeps the mapping it had.
+ */
 bool ept_map(uint64_t eptp, uint64_t gpa, uint64_t hpa, uint64_t size, uint64_t perms);
 /* Frees every table page of the EPT (not the memory it maps); returns how many frames. */
 unsigned ept_destroy(uint64_t eptp);

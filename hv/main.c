@@ -11,6 +11,22 @@
 #include "hv/vmx.h"
 #include "pmu/pmu.h"
 
+/* Every module the parser took has a domain slot; the slots left name refused modules. */
+_Static_assert(MB_MODS_MAX <= MAX_DOMAINS, "each module fits a domain slot");
+
+/* Modules past MB_MODS_MAX are refused one by one while the others run; past the slots, as one. */
+static void refuse_extra_modules(const struct mb_boot_info *info)
+{
+	uint64_t end = (uint64_t)info->mod_count + info->mods_refused;
+
+	for (unsigned i = info->mod_count; i < end && i < MAX_DOMAINS; i++)
+		dom_refuse(i, "module %u is past the limit of %u modules (modules 0 to %u)",
+			   i, MB_MODS_MAX, info->mod_count - 1);
+	if (end > MAX_DOMAINS)
+		printk("perfvisor: modules %u to %lu not started either: past the limit of %u "
+		       "modules\n", MAX_DOMAINS, end - 1, MB_MODS_MAX);
+}
+
 void hv_main(const struct mb_boot_info *info, void (*cpu_init)(struct pcpu *p))
 {
 	uint64_t total;
@@ -25,13 +41,11 @@ void hv_main(const struct mb_boot_info *info, void (*cpu_init)(struct pcpu *p))
 		printk("perfvisor: no domains to run (give each guest as a multiboot module)\n");
 		hv_exit(EXIT_OK);
 	}
-	if (info->mod_count > MAX_DOMAINS)
-		printk("perfvisor: %u modules, but at most %u domains: the rest are ignored\n",
-		       info->mod_count, MAX_DOMAINS);
 	frame_stats(&total, &dom_frames_free_at_start);
-	for (unsigned i = 0; i < info->mod_count && i < MAX_DOMAINS; i++)
+	for (unsigned i = 0; i < info->mod_count; i++)
 		dom_create(i, (const void *)info->mods[i].start,
 			   info->mods[i].end - info->mods[i].start, info->mods[i].string);
+	refuse_extra_modules(info);
 	smp_release_aps();
 	sched_run();
 }

@@ -172,9 +172,11 @@ static int parse_mods(struct parse *p, const uint8_t *info)
 
 	if (!count)
 		return 0;
-	if (count > MB_MODS_MAX)
-		return fail(p, MB_E_MODS, "multiboot: %u modules, at most %u supported",
-			    count, MB_MODS_MAX);
+	/* Modules past the limit are neither read nor kept: the caller refuses each by index. */
+	if (count > MB_MODS_MAX) {
+		p->out->mods_refused = count - MB_MODS_MAX;
+		count = MB_MODS_MAX;
+	}
 	list = window_at(p->w, addr, count * MOD_ENTRY_SIZE);
 	if (!list)
 		return fail(p, MB_E_WINDOW, "multiboot: module list at 0x%x (%u entries) is "

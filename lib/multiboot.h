@@ -28,7 +28,7 @@ enum {
 	MB_E_WINDOW = -1,	/* a structure, string or module lies (partly) outside the window */
 	MB_E_NOMEM = -2,	/* no memory information at all */
 	MB_E_MMAP = -3,		/* malformed memory map */
-	MB_E_MODS = -4,		/* bad module list: too many, start > end, overlaps */
+	MB_E_MODS = -4,		/* bad module list: start > end, overlaps */
 	MB_E_STRING = -5,	/* string unterminated in the window, or too long */
 };
 
@@ -60,6 +60,7 @@ struct mb_boot_info {
 	char cmdline[MB_CMDLINE_MAX];
 	struct mb_module mods[MB_MODS_MAX];
 	unsigned mod_count;
+	uint32_t mods_refused;		/* modules past MB_MODS_MAX: not read, never started */
 	struct frame_range image;	/* the hypervisor image, as passed to mb_parse() */
 	struct frame_range used[MB_USED_MAX];	/* the loader's structures read by the parser */
 	unsigned used_count;
@@ -71,7 +72,8 @@ struct mb_boot_info {
  * A zero command line or module string address means an empty string.
  * Returns 0 (msg empty) or an MB_E_* code with msg saying why, for example
  * "multiboot: module 2 ends before it starts (0x200000 < 0x300000)".
- * Modules are numbered from 0.
+ * Modules are numbered from 0; those past MB_MODS_MAX are only counted (mods_refused), their
+ * list entries are not read.
  */
 int mb_parse(const struct mb_window *w, uint64_t info_pa, uint64_t image_start, uint64_t image_end,
 	     struct mb_boot_info *out, char *msg, size_t msg_size);

@@ -13,6 +13,9 @@ static void check_success(const struct mb_boot_info *mb, const struct mb_window 
 	FZ_CHECK(mb->mmap_count >= 1 && mb->mmap_count <= MB_MMAP_MAX, "%u", mb->mmap_count);
 	FZ_CHECK(mb->used_count >= 1 && mb->used_count <= MB_USED_MAX, "%u", mb->used_count);
 	FZ_CHECK(mb->mod_count <= MB_MODS_MAX, "%u", mb->mod_count);
+	/* Modules are refused only past the limit, and then the limit's worth were taken. */
+	FZ_CHECK(!mb->mods_refused || mb->mod_count == MB_MODS_MAX, "%u refused, %u taken",
+		 mb->mods_refused, mb->mod_count);
 	FZ_CHECK(fz_terminated(mb->cmdline, sizeof(mb->cmdline)), "cmdline");
 	for (unsigned i = 0; i < mb->mmap_count; i++)
 		FZ_CHECK(mb->mmap[i].length <= UINT64_MAX - mb->mmap[i].base, "mmap %u", i);

@@ -207,9 +207,11 @@ def gpt():
 
 
 def pv():
-    # fuzz_pv.c: backend | (VCPUs - 1) << 2 | (arch: GP counters - 1) << 4, arch: width - 32;
-    # record count, records; then operations: opcode, VCPU, event, operands. Arguments: a
-    # multiple of 4 below 128 KiB as (x / 2), else 1 + u64.
+    # fuzz_pv.c: backend | (VCPUs - 1) << 2 | (arch: GP counters - 1) << 4 | no 2 MiB EPT
+    # pages << 6 | few EPT frames << 7, arch: width - 32, few: frames; record count, records;
+    # then operations: opcode, VCPU, event, operands. Arguments: a multiple of 4 below
+    # 128 KiB as (x / 2), an offset into the fuzzed RAM (2 MiB - 0x9000 in the EPT), else
+    # 1 + u64.
     def arg(x):
         return u16(x // 2) if x % 4 == 0 and x < 0x20000 else u16(1) + u64(x)
 
@@ -229,6 +231,13 @@ def pv():
           hc(0, 1, 0x1000) + u8(3) + u8(0) + u8(0) + u64(1 << 47) + hc(0, 5, 1))
     # SETUP, then ISUSPEND saving over the read-only area (libFuzzer's first crash).
     write("pv", "isuspend-into-area", u8(1) + u8(0) + hc(0, 0, 0, 1) + hc(0, 2, 0))
+    # Two pages across the 2 MiB EPT boundary with one table frame: SETUP must fail whole
+    # (before, the first page stayed read-only); a retry fails the same way and claims nothing.
+    write("pv", "setup-out-of-tables", u8(1 | 1 << 2 | 1 << 7) + u8(1) + u8(0) +
+          hc(0, 0, 0x8000, 2) + hc(1, 0, 0x8000, 2))
+    # SETUP across the boundary (two leaves split), then the other VCPU's SETUP: refused.
+    write("pv", "setup-twice", u8(1 | 1 << 2) + u8(0) + hc(0, 0, 0x8000, 2) +
+          hc(1, 0, 0x4000, 2) + u8(1) + u8(1) + u8(0) + u16(0x8000) + u64(7))
 
 
 def devices():

@@ -11,10 +11,17 @@
 
 /* Page tables come from here: host memory, so the EPT's "physical" addresses are pointers. */
 static long frames_out;
+static long frames_left = -1;	/* allocations that may still succeed; -1: any number */
 
 uint64_t frame_alloc(void)
 {
-	void *p = aligned_alloc(4096, 4096);
+	void *p;
+
+	if (!frames_left)
+		return 0;
+	if (frames_left > 0)
+		frames_left--;
+	p = aligned_alloc(4096, 4096);
 
 	if (p)
 		__atomic_fetch_add(&frames_out, 1, __ATOMIC_RELAXED);
@@ -102,6 +109,29 @@ static void test_large_and_split(void)
 	check(ept_map(eptp, 2 * MIB + 8192, RAM_HPA + 2 * MIB + 8192, 4096, EPT_R) &&
 	      frames_out - before == 6, "mapping an already split range again allocates nothing");
 	check(ept_destroy(eptp) == 6 && frames_out == before, "destroy frees every table (6)");
+}
+
+/* A read-only range across two 2 MiB leaves with one table frame left: refused, nothing read-only. */
+static void test_out_of_memory(void)
+{
+	uint64_t eptp, size;
+	long before = frames_out;
+
+	vmx_caps.ept_vpid = 1ull << 16;
+	eptp = ept_create();
+	ept_map(eptp, 0, RAM_HPA, 8 * MIB, EPT_RWX);
+	frames_left = 1;
+	check(!ept_map(eptp, 4 * MIB - 4096, RAM_HPA + 4 * MIB - 4096, 2 * 4096, EPT_R) &&
+	      pages_are(eptp, 0, 8 * MIB, EPT_RWX),
+	      "out of tables half way: refused, every page keeps RWX (the first split stays)");
+	frames_left = -1;
+	leaf(eptp, 4 * MIB, &size);
+	check(ept_map(eptp, 4 * MIB - 4096, RAM_HPA + 4 * MIB - 4096, 2 * 4096, EPT_R) &&
+	      size == 2 * MIB && pages_are(eptp, 4 * MIB - 4096, 8192, EPT_R) &&
+	      pages_are(eptp, 2 * MIB, 2 * MIB - 4096, EPT_RWX) &&
+	      pages_are(eptp, 4 * MIB + 4096, 2 * MIB - 4096, EPT_RWX),
+	      "with memory again the same range maps read-only");
+	check(ept_destroy(eptp) == 5 && frames_out == before, "destroy frees every table (5)");
 }
 
 static void test_no_large_pages(void)
@@ -233,6 +263,7 @@ static void test_generation_handshake(void)
 int main(void)
 {
 	test_large_and_split();
+	test_out_of_memory();
 	test_no_large_pages();
 	test_locked_changes();
 	test_generation_handshake();
