@@ -65,5 +65,5 @@ void exit_external_intr(struct vcpu *v, uint64_t qual)
 	else if (vector != IRQ_KICK_VECTOR)
 		pr_debug("[%s] vcpu %u: host interrupt 0x%x during guest execution\n",
 			 v->dom->cfg.name, v->id, vector);
-	lapic_write(LAPIC_EOI, 0);
+	lapic_write(APIC_EOI, 0);
 }

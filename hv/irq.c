@@ -9,8 +9,6 @@
 
 #define RFLAGS_IF	(1ull << 9)
 #define NMI_VECTOR	2
-#define ICR_BUSY	(1u << 12)
-#define SPIV_ENABLE	(1u << 8)
 
 /*
  * SDM Vol. 3C 25.4.2, 26.3.1.5: an NMI waits while virtual NMIs are blocked (until the guest's
@@ -112,10 +110,10 @@ void irq_kick(struct vcpu *t)
 	if (!p || p == this_pcpu() || p->running != t)
 		return;
 	/* SDM Vol. 3A 11.6.1: wait for the previous IPI to leave, then a fixed physical IPI. */
-	for (int i = 0; i < 1000 && (lapic_read(LAPIC_ICR_LO) & ICR_BUSY); i++)
+	for (int i = 0; i < 1000 && (lapic_read(APIC_ICR_LO) & APIC_ICR_BUSY); i++)
 		__asm__ volatile("pause");
-	lapic_write(LAPIC_ICR_HI, p->apic_id << 24);
-	lapic_write(LAPIC_ICR_LO, IRQ_KICK_VECTOR);
+	lapic_write(APIC_ICR_HI, p->apic_id << 24);
+	lapic_write(APIC_ICR_LO, IRQ_KICK_VECTOR);
 }
 
 /*
@@ -124,5 +122,5 @@ void irq_kick(struct vcpu *t)
  */
 void irq_pcpu_init(void)
 {
-	lapic_write(LAPIC_SPIV, lapic_read(LAPIC_SPIV) | SPIV_ENABLE | IRQ_SPURIOUS_VECTOR);
+	lapic_write(APIC_SPIV, lapic_read(APIC_SPIV) | APIC_SPIV_ENABLE | IRQ_SPURIOUS_VECTOR);
 }
