@@ -1,5 +1,7 @@
 /* Multiboot v1 header and the 32-bit entry that switches to long mode and calls boot_main(). */
 
+#include "include/x86/msr.h"
+
 #define MB_MAGIC	0x1BADB002
 /* Bit 0: modules page aligned; bit 1: memory info; bit 16: use the address fields below. */
 #define MB_FLAGS	0x00010003
@@ -79,9 +81,9 @@ _start32:
 	movl %eax, %cr4
 	movl $boot_pml4, %eax
 	movl %eax, %cr3
-	movl $0xC0000080, %ecx
+	movl $MSR_EFER, %ecx
 	rdmsr
-	orl $0x100, %eax
+	orl $EFER_LME, %eax
 	wrmsr
 	movl %cr0, %eax
 	orl $0x80000001, %eax

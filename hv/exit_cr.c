@@ -80,16 +80,16 @@ static bool emulate_cr0_write(struct vcpu *v, uint64_t val)
 	if (!(val & CR0_PG) && (cr4 & CR4_PCIDE))
 		return false;
 	if ((val & CR0_PG) && !(old & CR0_PG)) {
-		if (efer & MSR_EFER_LME) {
+		if (efer & EFER_LME) {
 			if (!(cr4 & CR4_PAE))
 				return false;
-			efer |= MSR_EFER_LMA;
+			efer |= EFER_LMA;
 			entry |= ENTRY_IA32E_MODE;
 		} else if ((cr4 & CR4_PAE) && !load_pdptes(v, vmread(VMCS_GUEST_CR3))) {
 			return false;
 		}
 	} else if (!(val & CR0_PG) && (old & CR0_PG)) {
-		efer &= ~MSR_EFER_LMA;
+		efer &= ~EFER_LMA;
 		entry &= ~ENTRY_IA32E_MODE;
 	}
 	vmwrite(VMCS_GUEST_EFER, efer);

@@ -50,7 +50,7 @@ static enum gpt_status page_fault(const struct gpt_cpu *cpu, enum gpt_access acc
 		ec |= GPT_PF_U;
 	/* SDM Vol. 3A 4.7: I/D is reported only with SMEP, or with PAE-format entries and NXE. */
 	if (acc == GPT_FETCH && (cpu->cr4 & GPT_CR4_SMEP ||
-				 (cpu->cr4 & GPT_CR4_PAE && cpu->efer & GPT_EFER_NXE)))
+				 (cpu->cr4 & GPT_CR4_PAE && cpu->efer & EFER_NXE)))
 		ec |= GPT_PF_I;
 	res->pf_ec = ec;
 	return GPT_PAGE_FAULT;
@@ -105,7 +105,7 @@ static enum gpt_status walk(const struct gpt_cpu *cpu, const struct walk_shape *
 		r.writable &= !!(e & PTE_RW);
 		r.user &= !!(e & PTE_US);
 		/* Without NXE bit 63 is reserved, so it is ignored like the other reserved bits. */
-		if (cpu->efer & GPT_EFER_NXE && e & PTE_XD)
+		if (cpu->efer & EFER_NXE && e & PTE_XD)
 			r.no_exec = true;
 		if (shift == 12 || (w->leaf_shifts >> shift & 1 && e & PTE_PS))
 			break;
@@ -143,7 +143,7 @@ enum gpt_status gpt_translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_a
 	enum gpt_status st;
 
 	/* Linear addresses are 32 bits wide outside IA-32e mode. */
-	if (!(cpu->efer & GPT_EFER_LMA))
+	if (!(cpu->efer & EFER_LMA))
 		la = (uint32_t)la;
 	res->la = la;
 
@@ -156,7 +156,7 @@ enum gpt_status gpt_translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_a
 		/* 32-bit paging: 1024-entry directory and tables (SDM Vol. 3A 4.3). */
 		w = (struct walk_shape){ cpu->cr3 & 0xfffff000ull, 22, 10, 4,
 					 cpu->cr4 & GPT_CR4_PSE ? 1ull << 22 : 0 };
-	} else if (!(cpu->efer & GPT_EFER_LMA)) {
+	} else if (!(cpu->efer & EFER_LMA)) {
 		/* PAE paging: a PDPTE, then a directory with 2-MiB pages (SDM Vol. 3A 4.4). */
 		st = pae_pdpte(cpu, la, acc, res, &pdpte);
 		if (st)

@@ -1,5 +1,7 @@
 /* Application-processor start-up code: copied to TRAMP_BASE, entered in real mode by a SIPI, ends in ap_main(). */
 
+#include "include/x86/msr.h"
+
 #define TRAMP_BASE	0x7000
 #define REL(x)		((x) - ap_tramp_start)
 #define ABS(x)		(TRAMP_BASE + REL(x))
@@ -30,9 +32,9 @@ pm32:
 	movl %eax, %cr4
 	movl ABS(ap_tramp_cr3), %eax
 	movl %eax, %cr3
-	movl $0xC0000080, %ecx
+	movl $MSR_EFER, %ecx
 	rdmsr
-	orl $0x100, %eax		/* EFER.LME */
+	orl $EFER_LME, %eax
 	wrmsr
 	movl %cr0, %eax
 	orl $0x80000000, %eax

@@ -175,7 +175,7 @@ void vcpu_start_long_mode(struct vcpu *v, uint64_t rip, uint64_t cr3, uint64_t g
 {
 	(void)v;
 	write_crs(CR0_PE | CR0_ET | CR0_NE | CR0_PG, cr3, 1ull << 5 /* PAE */);
-	vmwrite(VMCS_GUEST_EFER, MSR_EFER_LME | MSR_EFER_LMA);
+	vmwrite(VMCS_GUEST_EFER, EFER_LME | EFER_LMA);
 	set_ia32e(true);
 	write_flat_start(AR_CODE64, gdt, 0xFFFF, rip);
 }
@@ -243,8 +243,9 @@ static void write_host_state(struct pcpu *p)
 }
 
 static const uint32_t smsr_index[SMSR_COUNT] = {
-	[SMSR_STAR] = 0xC0000081, [SMSR_LSTAR] = 0xC0000082, [SMSR_CSTAR] = 0xC0000083,
-	[SMSR_FMASK] = 0xC0000084, [SMSR_KERNEL_GS_BASE] = 0xC0000102, [SMSR_TSC_AUX] = 0xC0000103,
+	[SMSR_STAR] = MSR_STAR, [SMSR_LSTAR] = MSR_LSTAR, [SMSR_CSTAR] = MSR_CSTAR,
+	[SMSR_FMASK] = MSR_FMASK, [SMSR_KERNEL_GS_BASE] = MSR_KERNEL_GS_BASE,
+	[SMSR_TSC_AUX] = MSR_IA32_TSC_AUX,
 };
 
 /* IA32_TSC_AUX exists only with RDTSCP or RDPID (SDM Vol. 4 table 2-2). */

@@ -66,7 +66,7 @@ static void expect(const struct gpt_cpu *cpu, const char *what, uint64_t la, enu
 {
 	struct gpt_result res = { 0 };
 	enum gpt_status st = gpt_translate(cpu, la, acc, &res);
-	uint64_t want_la = cpu->efer & GPT_EFER_LMA ? la : (uint32_t)la;
+	uint64_t want_la = cpu->efer & EFER_LMA ? la : (uint32_t)la;
 	uint64_t got_val = st == GPT_PAGE_FAULT ? res.pf_ec : res.gpa;
 	bool ok = st == want;
 
@@ -140,7 +140,7 @@ static void test_32bit(void)
 	expect(&cpu, "32-bit user write to read-only, WP=0", 0x6010, GPT_WRITE, GPT_PAGE_FAULT,
 	       GPT_PF_P | GPT_PF_W | GPT_PF_U);
 	/* Without SMEP, 32-bit paging never reports I/D, even with NXE (SDM Vol. 3A 4.7). */
-	cpu.efer = GPT_EFER_NXE;
+	cpu.efer = EFER_NXE;
 	expect(&cpu, "32-bit user fetch, not present: no I/D", 0x8000, GPT_FETCH, GPT_PAGE_FAULT,
 	       GPT_PF_U);
 	cpu.cr4 = GPT_CR4_SMEP;
@@ -158,7 +158,7 @@ static void test_32bit(void)
 static void test_pae(void)
 {
 	const uint64_t cr4 = GPT_CR4_PAE;
-	struct gpt_cpu cpu = cpu_for(GPT_CR0_PG, cr4, GPT_EFER_NXE, 0x1020);
+	struct gpt_cpu cpu = cpu_for(GPT_CR0_PG, cr4, EFER_NXE, 0x1020);
 	const uint64_t pdptes[4] = { 0x2000, 0x2000 | P, 0, 0 };
 
 	memset(ram, 0, sizeof(ram));
@@ -239,7 +239,7 @@ static void build_4level(void)
 
 #define LM_CR0	(GPT_CR0_PG | GPT_CR0_WP)
 #define LM_CR4	GPT_CR4_PAE
-#define LM_EFER	(GPT_EFER_LMA | GPT_EFER_NXE)
+#define LM_EFER	(EFER_LMA | EFER_NXE)
 
 static void test_4level(void)
 {
