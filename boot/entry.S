@@ -1,5 +1,6 @@
 /* Multiboot v1 header and the 32-bit entry that switches to long mode and calls boot_main(). */
 
+#include "include/x86/cr.h"
 #include "include/x86/msr.h"
 
 #define MB_MAGIC	0x1BADB002
@@ -77,7 +78,7 @@ _start32:
 
 	/* SDM Vol. 3A 9.8.5: PAE, CR3, EFER.LME, then CR0.PG. */
 	movl %cr4, %eax
-	orl $0x20, %eax
+	orl $CR4_PAE, %eax
 	movl %eax, %cr4
 	movl $boot_pml4, %eax
 	movl %eax, %cr3
@@ -86,8 +87,8 @@ _start32:
 	orl $EFER_LME, %eax
 	wrmsr
 	movl %cr0, %eax
-	orl $0x80000001, %eax
-	andl $0x9FFFFFFF, %eax		/* caches on: clear CD and NW, which a BIOS may leave set */
+	orl $(CR0_PG | CR0_PE), %eax
+	andl $~(CR0_CD | CR0_NW), %eax	/* caches on: clear CD and NW, which a BIOS may leave set */
 	movl %eax, %cr0
 
 	lgdt boot_gdt_desc

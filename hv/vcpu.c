@@ -11,7 +11,6 @@
 #include "hv/vmx_caps.h"
 #include "hv/vmx_ops.h"
 
-#define CR0_ET	(1ull << 4)
 #define EXC_MC	18
 #define RFLAGS_TF	(1ull << 8)
 #define RFLAGS_RF	(1ull << 16)
@@ -174,7 +173,7 @@ static void write_flat_start(uint32_t cs_ar, uint64_t gdt, uint32_t idt_limit, u
 void vcpu_start_long_mode(struct vcpu *v, uint64_t rip, uint64_t cr3, uint64_t gdt)
 {
 	(void)v;
-	write_crs(CR0_PE | CR0_ET | CR0_NE | CR0_PG, cr3, 1ull << 5 /* PAE */);
+	write_crs(CR0_PE | CR0_ET | CR0_NE | CR0_PG, cr3, CR4_PAE);
 	vmwrite(VMCS_GUEST_EFER, EFER_LME | EFER_LMA);
 	set_ia32e(true);
 	write_flat_start(AR_CODE64, gdt, 0xFFFF, rip);

@@ -44,12 +44,6 @@ void dom_kill(struct domain *d, struct vcpu *v, const char *fmt, ...)
 	killed++;
 }
 
-#define CR4_VME		(1ull << 0)
-#define CR4_PGE		(1ull << 7)
-#define CR4_OSFXSR	(1ull << 9)
-#define CR4_UMIP	(1ull << 11)
-#define CR4_LA57	(1ull << 12)
-
 static struct domain dom;
 static struct vcpu vcpu = { .dom = &dom };
 
