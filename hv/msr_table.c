@@ -3,15 +3,10 @@
 
 #include "hv/msr_table.h"
 
-/* SDM Vol. 4 table 2-2, IA32_MISC_ENABLE: the bits software may write, and those it only reads. */
-#define MISC_FAST_STRINGS	(1ull << 0)
-#define MISC_WRITABLE		(MISC_FAST_STRINGS | (1ull << 3) /* TCC */ | \
-				 (1ull << 16) /* EIST */ | (1ull << 18) /* MONITOR FSM */ | \
-				 (1ull << 22) /* limit CPUID maxval */ | (1ull << 23) /* xTPR off */ | \
-				 (1ull << 34) /* XD disable */)
-#define MISC_PERFMON		(1ull << 7)
-#define MISC_BTS_UNAVAIL	(1ull << 11)
-#define MISC_PEBS_UNAVAIL	(1ull << 12)
+/* SDM Vol. 4 table 2-2, IA32_MISC_ENABLE: the bits software may write (the rest it only reads). */
+#define MISC_WRITABLE		(MISC_ENABLE_FAST_STRINGS | MISC_ENABLE_TCC | MISC_ENABLE_EIST | \
+				 MISC_ENABLE_MONITOR_FSM | MISC_ENABLE_LIMIT_CPUID | \
+				 MISC_ENABLE_XTPR_OFF | MISC_ENABLE_XD_DISABLE)
 /* SDM Vol. 3B 16.3.1.2: RIPV, EIPV, MCIP, LMCE_S. */
 #define MCG_STATUS_BITS		0xFull
 
@@ -52,7 +47,7 @@ const struct msr_row *msr_lookup(uint32_t msr)
 
 void msr_vcpu_init(struct msr_vcpu *m)
 {
-	m->misc_enable = MISC_FAST_STRINGS;
+	m->misc_enable = MISC_ENABLE_FAST_STRINGS;
 	m->mcg_status = 0;
 	m->tsc_adjust = 0;
 }
@@ -72,8 +67,8 @@ enum msr_result msr_emul_read(const struct msr_vcpu *m, const struct msr_env *en
 		return MSR_OK;
 	case MSR_IA32_MISC_ENABLE:
 		/* No debug store: BTS and PEBS unavailable; bit 7 says whether CPUID.0AH has a PMU. */
-		*val = m->misc_enable | MISC_BTS_UNAVAIL | MISC_PEBS_UNAVAIL |
-		       (env->vpmu ? MISC_PERFMON : 0);
+		*val = m->misc_enable | MISC_ENABLE_BTS_UNAVAIL | MISC_ENABLE_PEBS_UNAVAIL |
+		       (env->vpmu ? MISC_ENABLE_PERFMON : 0);
 		return MSR_OK;
 	case MSR_IA32_TSC_AUX:
 		return env->tsc_aux ? MSR_NOT_EMUL : MSR_FAULT;
@@ -85,7 +80,7 @@ enum msr_result msr_emul_read(const struct msr_vcpu *m, const struct msr_env *en
 enum msr_result msr_emul_write(struct msr_vcpu *m, const struct msr_env *env, uint32_t msr,
 			       uint64_t val)
 {
-	uint64_t ro = MISC_PERFMON | MISC_BTS_UNAVAIL | MISC_PEBS_UNAVAIL;
+	uint64_t ro = MISC_ENABLE_PERFMON | MISC_ENABLE_BTS_UNAVAIL | MISC_ENABLE_PEBS_UNAVAIL;
 
 	switch (msr) {
 	case MSR_IA32_MCG_CAP:
