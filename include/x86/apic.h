@@ -36,7 +36,8 @@
 /* Spurious-interrupt vector register: APIC software enable (SDM Vol. 3A 11.9). */
 #define APIC_SPIV_ENABLE	(1u << 8)
 
-/* LVT entries: mask and the timer's periodic mode (SDM Vol. 3A 11.5.1). */
+/* LVT entries: NMI delivery mode, mask and the timer's periodic mode (SDM Vol. 3A 11.5.1). */
+#define APIC_LVT_NMI		(4u << 8)
 #define APIC_LVT_MASKED		(1u << 16)
 #define APIC_LVT_PERIODIC	(1u << 17)
 
