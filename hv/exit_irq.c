@@ -5,8 +5,7 @@
 #include "hv/lapic.h"
 #include "hv/vmexit.h"
 #include "hv/vmx_ops.h"
-
-#define RFLAGS_IF	(1ull << 9)
+#include "include/x86/rflags.h"
 
 /* HLT: the VCPU blocks until an interrupt is pending (the scheduler wakes it). */
 void exit_hlt(struct vcpu *v, uint64_t qual)

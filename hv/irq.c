@@ -6,9 +6,8 @@
 #include "hv/sched.h"
 #include "hv/vcpu.h"
 #include "hv/vmx_ops.h"
-
-#define RFLAGS_IF	(1ull << 9)
-#define NMI_VECTOR	2
+#include "include/x86/rflags.h"
+#include "include/x86/trap.h"
 
 /*
  * SDM Vol. 3C 25.4.2, 26.3.1.5: an NMI waits while virtual NMIs are blocked (until the guest's
@@ -56,7 +55,7 @@ void irq_deliver(struct vcpu *v)
 			nmi_wait = true;
 		} else {
 			vapic_take_nmi(&v->apic);
-			inject = INTR_INFO_VALID | INTR_TYPE_NMI | NMI_VECTOR;
+			inject = INTR_INFO_VALID | INTR_TYPE_NMI | EXC_NMI;
 			queued = true;
 		}
 	}

@@ -10,10 +10,9 @@
 #include "hv/vmx.h"
 #include "hv/vmx_caps.h"
 #include "hv/vmx_ops.h"
+#include "include/x86/rflags.h"
+#include "include/x86/trap.h"
 
-#define EXC_MC	18
-#define RFLAGS_TF	(1ull << 8)
-#define RFLAGS_RF	(1ull << 16)
 #define PENDING_DBG_BS	(1ull << 14)	/* single step, SDM Vol. 3C 25.4.2 table 25-4 */
 /* Fault-class exceptions (SDM Vol. 3A Table 6-1): #DE #BR #UD #NM #TS #NP #SS #GP #PF #MF #AC
  * #XM #VE #CP; #DB is left out (an injected #DB here is a trap). */
