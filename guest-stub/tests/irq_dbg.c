@@ -4,11 +4,10 @@
 #include "guest-stub/lib/report.h"
 #include "guest-stub/rt/rt.h"
 #include "include/x86/apic.h"
+#include "include/x86/dr.h"
+#include "include/x86/rflags.h"
 
 #define TIMER_VECTOR	0x40
-#define RFLAGS_TF	(1ull << 8)
-#define RFLAGS_RF	(1ull << 16)
-#define DR6_BS		(1ull << 14)
 #define MSR_BAD		0x12345678u	/* no such MSR: perfvisor injects #GP */
 #define EVENTS		8
 

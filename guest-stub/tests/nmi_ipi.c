@@ -7,8 +7,8 @@
 #include "guest-stub/rt/rt.h"
 #include "guest-stub/tests/irq_stub.h"
 #include "include/x86/apic.h"
+#include "include/x86/trap.h"
 
-#define NMI_VECTOR	2
 #define WAIT_SPINS	20000000u	/* pause loops: far beyond any delivery, short of the timeout */
 /*
  * An NMI to a VCPU spinning without exits on another PCPU must arrive by a kick: the sender's
@@ -84,7 +84,7 @@ int main(int argc, char **argv)
 	bool arrived;
 
 	kernel_init(argc, argv);
-	rt_idt_set_gate(NMI_VECTOR, nmi_entry, 0);
+	rt_idt_set_gate(EXC_NMI, nmi_entry, 0);
 
 	send_nmi(0, APIC_ICR_SELF);
 	report(wait_for(&nmis[0], 1), "SDM Vol. 3A 11.6.1: an NMI to self by ICR arrives");

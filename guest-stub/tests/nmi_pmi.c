@@ -7,8 +7,8 @@
 #include "guest-stub/tests/irq_stub.h"
 #include "include/x86/apic.h"
 #include "include/x86/pmu_msr.h"
+#include "include/x86/trap.h"
 
-#define NMI_VECTOR	2
 #define SPURIOUS	0xFF
 
 /* SDM Vol. 3B 20.2.1.1 (PERFEVTSELx), 20.2.2 (GLOBAL_*), Table 20-1 (instructions retired). */
@@ -67,7 +67,7 @@ int main(void)
 		report_skip("no architectural PMU in CPUID.0AH");
 		return report_summary();
 	}
-	rt_idt_set_gate(NMI_VECTOR, nmi_entry, 0);
+	rt_idt_set_gate(EXC_NMI, nmi_entry, 0);
 	apic_write(APIC_SPIV, 0x100 | SPURIOUS);
 	apic_write(APIC_LVT_PMC, APIC_LVT_NMI);
 	rt_wrmsr(MSR_IA32_PERFEVTSEL0,

@@ -12,10 +12,10 @@
 #include "include/perfvisor/hypercall.h"
 #include "include/perfvisor/pmu.h"
 #include "include/x86/pmu_msr.h"
+#include "include/x86/rflags.h"
 
 /* SDM Vol. 4 table 2-2; Vol. 3B 20.2.1.1 (PERFEVTSELx), table 20-1 (C0H, C4H). */
 #define EVTSEL(ev)		((ev) | EVTSEL_USR | EVTSEL_OS | EVTSEL_EN)
-#define RFLAGS_TF		(1ull << 8)
 /* The counters measured here: 0 and 1 may be the paravirtual a-mode ones (pv=1). */
 #define CTR_INSNS		2
 #define CTR_BRANCHES		3
