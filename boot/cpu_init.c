@@ -6,7 +6,6 @@
 #include "lib/cpu.h"
 #include "lib/frame.h"
 
-#define MSR_GS_BASE	0xC0000101
 #define TABLE_FRAMES	((sizeof(struct cpu_tables) + FRAME_SIZE - 1) / FRAME_SIZE)
 
 /*

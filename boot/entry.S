@@ -1,5 +1,8 @@
 /* Multiboot v1 header and the 32-bit entry that switches to long mode and calls boot_main(). */
 
+#include "include/x86/cr.h"
+#include "include/x86/msr.h"
+
 #define MB_MAGIC	0x1BADB002
 /* Bit 0: modules page aligned; bit 1: memory info; bit 16: use the address fields below. */
 #define MB_FLAGS	0x00010003
@@ -75,17 +78,17 @@ _start32:
 
 	/* SDM Vol. 3A 9.8.5: PAE, CR3, EFER.LME, then CR0.PG. */
 	movl %cr4, %eax
-	orl $0x20, %eax
+	orl $CR4_PAE, %eax
 	movl %eax, %cr4
 	movl $boot_pml4, %eax
 	movl %eax, %cr3
-	movl $0xC0000080, %ecx
+	movl $MSR_EFER, %ecx
 	rdmsr
-	orl $0x100, %eax
+	orl $EFER_LME, %eax
 	wrmsr
 	movl %cr0, %eax
-	orl $0x80000001, %eax
-	andl $0x9FFFFFFF, %eax		/* caches on: clear CD and NW, which a BIOS may leave set */
+	orl $(CR0_PG | CR0_PE), %eax
+	andl $~(CR0_CD | CR0_NW), %eax	/* caches on: clear CD and NW, which a BIOS may leave set */
 	movl %eax, %cr0
 
 	lgdt boot_gdt_desc

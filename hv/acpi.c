@@ -1,5 +1,7 @@
 /* Builds the ACPI tables of a domain (ACPI 6.5 chapter 5): what Linux and kvm-unit-tests look for. */
 #include "hv/acpi.h"
+#include "include/x86/apic.h"
+#include "include/x86/ioapic.h"
 
 /* Where each table goes in the area; all below 1 MiB, so the 32-bit pointers reach them. */
 #define RSDP_AT		(ACPI_AREA + 0x000)
@@ -77,7 +79,7 @@ static void build_madt(uint8_t *t, unsigned nvcpus)
 	uint8_t *e = t + HDR_LEN + 8;
 
 	header(t, "APIC", len, 5);
-	put(t + HDR_LEN, ACPI_LAPIC_BASE, 4);
+	put(t + HDR_LEN, APIC_DEFAULT_BASE, 4);
 	put(t + HDR_LEN + 4, MADT_PCAT_COMPAT, 4);
 	for (unsigned i = 0; i < nvcpus; i++, e += MADT_LAPIC_LEN) {
 		e[0] = 0;			/* processor local APIC */
@@ -89,7 +91,7 @@ static void build_madt(uint8_t *t, unsigned nvcpus)
 	e[0] = 1;				/* I/O APIC */
 	e[1] = MADT_IOAPIC_LEN;
 	e[2] = (uint8_t)nvcpus;			/* its ID, after the local APICs' */
-	put(e + 4, ACPI_IOAPIC_BASE, 4);
+	put(e + 4, IOAPIC_DEFAULT_BASE, 4);
 	put(e + 8, 0, 4);			/* global system interrupt base */
 	seal(t);
 }

@@ -7,9 +7,6 @@
 /* ACPI 6.5 5.2.5.1: the RSDP is found on a 16-byte boundary in 0xE0000-0xFFFFF. */
 #define ACPI_AREA	0xE0000ul
 #define ACPI_AREA_END	0x100000ul
-/* Where the domain's I/O APIC answers (the MADT says so; hv/ owns the model). */
-#define ACPI_IOAPIC_BASE	0xFEC00000u
-#define ACPI_LAPIC_BASE		0xFEE00000u
 
 /*
  * Writes the tables into [ACPI_AREA, ACPI_AREA_END) of ram (guest-physical 0..ram_size):

@@ -13,9 +13,6 @@
 _Static_assert(sizeof(((struct dom_config *)0)->name) == sizeof(struct cpuid_regs),
 	       "HV_CPUID_NAME carries the whole domain name");
 
-/* SDM Vol. 4 table 2-2, IA32_MISC_ENABLE bits that change what CPUID says. */
-#define MISC_LIMIT_CPUID	(1ull << 22)
-#define MISC_XD_DISABLE		(1ull << 34)
 #define X1_EDX_NX		(1u << 20)
 
 /* Every feature register goes through the table of hv/cpuid_table.c. */
@@ -38,7 +35,7 @@ void exit_cpuid(struct vcpu *v, uint64_t qual)
 	switch (leaf) {
 	case 0:
 		/* SDM Vol. 4 table 2-2: MISC_ENABLE bit 22 limits the basic leaves to 2. */
-		if ((v->msr.misc_enable & MISC_LIMIT_CPUID) && r.eax > 2)
+		if ((v->msr.misc_enable & MISC_ENABLE_LIMIT_CPUID) && r.eax > 2)
 			r.eax = 2;
 		break;
 	case 1:
@@ -64,7 +61,7 @@ void exit_cpuid(struct vcpu *v, uint64_t qual)
 		break;
 	case 0x80000001:
 		/* SDM Vol. 4 table 2-2: MISC_ENABLE bit 34 hides XD. */
-		if (v->msr.misc_enable & MISC_XD_DISABLE)
+		if (v->msr.misc_enable & MISC_ENABLE_XD_DISABLE)
 			r.edx &= ~X1_EDX_NX;
 		break;
 	case 0xB: case 0x1F:

@@ -8,14 +8,8 @@
 #include "hv/vmx_ops.h"
 
 /* CR4 bits of features every x86-64 CPU has and guests may use as they like. */
-#define CR4_ALWAYS	((1ull << 0) /* VME */ | (1ull << 1) /* PVI */ | (1ull << 2) /* TSD */ | \
-			 (1ull << 3) /* DE */ | (1ull << 4) /* PSE */ | CR4_PAE | \
-			 (1ull << 7) /* PGE */ | (1ull << 8) /* PCE */ | \
-			 (1ull << 9) /* OSFXSR */ | (1ull << 10) /* OSXMMEXCPT */)
-#define CR4_FSGSBASE	(1ull << 16)
-#define CR4_PCIDE	(1ull << 17)
-#define CR4_SMEP	(1ull << 20)
-#define CR4_SMAP	(1ull << 21)
+#define CR4_ALWAYS	(CR4_VME | CR4_PVI | CR4_TSD | CR4_DE | CR4_PSE | CR4_PAE | CR4_PGE | \
+			 CR4_PCE | CR4_OSFXSR | CR4_OSXMMEXCPT)
 
 uint64_t cr4_guest_bits = CR4_ALWAYS;
 
@@ -80,16 +74,16 @@ static bool emulate_cr0_write(struct vcpu *v, uint64_t val)
 	if (!(val & CR0_PG) && (cr4 & CR4_PCIDE))
 		return false;
 	if ((val & CR0_PG) && !(old & CR0_PG)) {
-		if (efer & MSR_EFER_LME) {
+		if (efer & EFER_LME) {
 			if (!(cr4 & CR4_PAE))
 				return false;
-			efer |= MSR_EFER_LMA;
+			efer |= EFER_LMA;
 			entry |= ENTRY_IA32E_MODE;
 		} else if ((cr4 & CR4_PAE) && !load_pdptes(v, vmread(VMCS_GUEST_CR3))) {
 			return false;
 		}
 	} else if (!(val & CR0_PG) && (old & CR0_PG)) {
-		efer &= ~MSR_EFER_LMA;
+		efer &= ~EFER_LMA;
 		entry &= ~ENTRY_IA32E_MODE;
 	}
 	vmwrite(VMCS_GUEST_EFER, efer);

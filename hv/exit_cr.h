@@ -4,17 +4,7 @@
 
 #include <stdint.h>
 
-#define CR0_PE		(1ull << 0)
-#define CR0_NE		(1ull << 5)
-#define CR0_NW		(1ull << 29)
-#define CR0_CD		(1ull << 30)
-#define CR0_PG		(1ull << 31)
-
-#define CR4_PAE		(1ull << 5)
-#define CR4_MCE		(1ull << 6)
-#define CR4_VMXE	(1ull << 13)
-#define CR4_OSXSAVE	(1ull << 18)
-#define CR4_PKE		(1ull << 22)
+#include "include/x86/cr.h"
 
 /*
  * Host-owned CR0 bits: NE is fixed in VMX operation, PG changes EFER.LMA and the IA-32e entry

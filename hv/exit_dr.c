@@ -4,13 +4,9 @@
 #include "hv/vcpu.h"
 #include "hv/vmexit.h"
 #include "hv/vmx_ops.h"
-
-#define CR4_DE		(1ull << 3)
-#define DR6_FIXED1	0xFFFF0FF0ull	/* SDM Vol. 3A 18.2.3: bits that read as 1 */
-#define DR6_BITS	0x0000E00Full	/* B0-B3, BD, BS, BT */
-#define DR7_FIXED1	0x400ull	/* SDM Vol. 3A 18.2.4: bit 10 reads as 1 */
-#define DR7_BITS	0xFFFF23FFull	/* L0-G3, LE, GE, GD, R/W and LEN of each */
-#define EXC_DB		1
+#include "include/x86/cr.h"
+#include "include/x86/dr.h"
+#include "include/x86/trap.h"
 
 static void init(struct vcpu_debug *d)
 {

@@ -3,9 +3,9 @@
 #include "hv/step.h"
 #include "hv/vmexit.h"
 #include "hv/vmx_ops.h"
+#include "include/x86/trap.h"
 
 #define INTR_TYPE_MASK	(7u << 8)
-#define EXC_MC		18
 
 void exit_exception(struct vcpu *v, uint64_t qual)
 {

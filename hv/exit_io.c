@@ -11,7 +11,6 @@
 #define PORT_POST	0x80
 #define PORT_E9		0xE9
 #define PORT_EXIT	0xF4
-#define PORT_FWCFG	0x510
 #define PORT_SHUTDOWN	0x8900
 #define PORT_IRQ_LINES	0x2000
 
@@ -35,8 +34,8 @@ static void port_access(struct vcpu *v, uint16_t port, bool in, unsigned size, u
 
 	if (port >= PORT_COM1 && port < PORT_COM1 + 8) {
 		dom_uart_io(d, port - PORT_COM1, !in, size, val);
-	} else if (port >= PORT_FWCFG && port < PORT_FWCFG + 2) {
-		fwcfg_io(&d->fwcfg, port - PORT_FWCFG, !in, size, val);
+	} else if (port >= FWCFG_PORT_SELECTOR && port <= FWCFG_PORT_DATA) {
+		fwcfg_io(&d->fwcfg, port - FWCFG_PORT_SELECTOR, !in, size, val);
 	} else if (port == PORT_EXIT && !in) {
 		/* QEMU's isa-debug-exit convention: the value written is the guest's exit code. */
 		dom_exit(d, (int)*val);

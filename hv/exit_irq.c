@@ -5,8 +5,7 @@
 #include "hv/lapic.h"
 #include "hv/vmexit.h"
 #include "hv/vmx_ops.h"
-
-#define RFLAGS_IF	(1ull << 9)
+#include "include/x86/rflags.h"
 
 /* HLT: the VCPU blocks until an interrupt is pending (the scheduler wakes it). */
 void exit_hlt(struct vcpu *v, uint64_t qual)
@@ -65,5 +64,5 @@ void exit_external_intr(struct vcpu *v, uint64_t qual)
 	else if (vector != IRQ_KICK_VECTOR)
 		pr_debug("[%s] vcpu %u: host interrupt 0x%x during guest execution\n",
 			 v->dom->cfg.name, v->id, vector);
-	lapic_write(LAPIC_EOI, 0);
+	lapic_write(APIC_EOI, 0);
 }

@@ -7,10 +7,6 @@
 #include "hv/vmx.h"
 #include "hv/vmx_ops.h"
 
-#define MSR_BIOS_SIGN_ID	0x8B
-#define EFER_SCE		(1ull << 0)
-#define EFER_NXE		(1ull << 11)
-
 /* The guest's MAXPHYADDR (CPUID.80000008H:EAX[7:0], SDM Vol. 2A), 36 without that leaf. */
 static unsigned maxphyaddr(void)
 {
@@ -57,7 +53,7 @@ static bool msr_read(struct vcpu *v, uint32_t msr, uint64_t *val)
 	case MSR_IA32_FEATURE_CONTROL:
 		*val = 1;	/* locked, VMX off: guests get no VT-x */
 		return true;
-	case MSR_BIOS_SIGN_ID:
+	case MSR_IA32_BIOS_SIGN_ID:
 		*val = 0;
 		return true;
 	case MSR_IA32_TSC_AUX:
@@ -104,7 +100,7 @@ static bool msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
 		spin_unlock(&v->lock);
 		return ok;
 	}
-	case MSR_BIOS_SIGN_ID:
+	case MSR_IA32_BIOS_SIGN_ID:
 		return true;
 	case MSR_IA32_PAT:
 		if (!pat_valid(val))
@@ -116,12 +112,12 @@ static bool msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
 		bool paging = vcpu_guest_cr0() & (1ull << 31);
 
 		/* SDM Vol. 4 table 2-2: reserved bits #GP; LME cannot change while paging is on. */
-		if (val & ~(EFER_SCE | MSR_EFER_LME | MSR_EFER_LMA | EFER_NXE))
+		if (val & ~(EFER_SCE | EFER_LME | EFER_LMA | EFER_NXE))
 			return false;
-		if (paging && ((val ^ old) & MSR_EFER_LME))
+		if (paging && ((val ^ old) & EFER_LME))
 			return false;
 		/* LMA is read-only: the processor sets it when paging turns on (exit_cr.c). */
-		vmwrite(VMCS_GUEST_EFER, (val & ~MSR_EFER_LMA) | (old & MSR_EFER_LMA));
+		vmwrite(VMCS_GUEST_EFER, (val & ~EFER_LMA) | (old & EFER_LMA));
 		return true;
 	}
 	default:

@@ -2,8 +2,7 @@
 #include "hv/vcpu.h"
 #include "hv/vmexit.h"
 #include "hv/vmx_ops.h"
-
-#define CR4_PCE	(1ull << 8)
+#include "include/x86/cr.h"
 
 void exit_rdpmc(struct vcpu *v, uint64_t qual)
 {

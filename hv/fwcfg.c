@@ -1,19 +1,11 @@
 /* The QEMU fw_cfg legacy I/O interface (selector 0x510, data 0x511) for one domain. */
 #include "hv/fwcfg.h"
 
-/* Item keys of QEMU's docs/specs/fw_cfg.rst. */
-#define KEY_SIGNATURE	0x0000
-#define KEY_ID		0x0001
-#define KEY_RAM_SIZE	0x0003
-#define KEY_NB_CPUS	0x0005
-
-#define ID_TRADITIONAL	1	/* the I/O port interface, no DMA */
-
 void fwcfg_init(struct fwcfg *f, uint64_t ram_size, uint16_t ncpus)
 {
 	f->ram_size = ram_size;
 	f->ncpus = ncpus;
-	f->key = KEY_SIGNATURE;
+	f->key = FWCFG_SIGNATURE;
 	f->offset = 0;
 }
 
@@ -21,13 +13,13 @@ void fwcfg_init(struct fwcfg *f, uint64_t ram_size, uint16_t ncpus)
 static uint8_t item_byte(const struct fwcfg *f, uint32_t i)
 {
 	switch (f->key) {
-	case KEY_SIGNATURE:
+	case FWCFG_SIGNATURE:
 		return i < 4 ? "QEMU"[i] : 0;
-	case KEY_ID:
-		return i < 4 ? (uint32_t)ID_TRADITIONAL >> 8 * i : 0;
-	case KEY_RAM_SIZE:
+	case FWCFG_ID:
+		return i < 4 ? (uint32_t)FWCFG_ID_TRADITIONAL >> 8 * i : 0;
+	case FWCFG_RAM_SIZE:
 		return i < 8 ? f->ram_size >> 8 * i : 0;
-	case KEY_NB_CPUS:
+	case FWCFG_NB_CPUS:
 		return i < 2 ? f->ncpus >> 8 * i : 0;
 	default:
 		return 0;

@@ -5,8 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define FWCFG_PORT	0x510	/* off 0: 16-bit selector, off 1: data byte */
-#define FWCFG_PORTS	2
+#include "include/perfvisor/fwcfg.h"
 
 struct fwcfg {
 	uint64_t ram_size;
@@ -18,7 +17,7 @@ struct fwcfg {
 void fwcfg_init(struct fwcfg *f, uint64_t ram_size, uint16_t ncpus);
 
 /*
- * A guest IN/OUT of size bytes at FWCFG_PORT + off. As in QEMU, only a 16-bit
+ * A guest IN/OUT of size bytes at FWCFG_PORT_SELECTOR + off. As in QEMU, only a 16-bit
  * write to the selector and a byte read of the data port do anything: a 16-bit
  * selector write picks an item and rewinds it, a data byte read returns its next
  * byte (0 past its end or for an unknown key). Every other access (byte or 32-bit

@@ -49,8 +49,8 @@ static enum gpt_status page_fault(const struct gpt_cpu *cpu, enum gpt_access acc
 	if (cpu->cpl == 3)
 		ec |= GPT_PF_U;
 	/* SDM Vol. 3A 4.7: I/D is reported only with SMEP, or with PAE-format entries and NXE. */
-	if (acc == GPT_FETCH && (cpu->cr4 & GPT_CR4_SMEP ||
-				 (cpu->cr4 & GPT_CR4_PAE && cpu->efer & GPT_EFER_NXE)))
+	if (acc == GPT_FETCH && (cpu->cr4 & CR4_SMEP ||
+				 (cpu->cr4 & CR4_PAE && cpu->efer & EFER_NXE)))
 		ec |= GPT_PF_I;
 	res->pf_ec = ec;
 	return GPT_PAGE_FAULT;
@@ -66,10 +66,10 @@ static bool allowed(const struct gpt_cpu *cpu, struct rights r, enum gpt_access 
 	switch (acc) {
 	case GPT_WRITE:
 		/* Supervisor writes ignore R/W unless CR0.WP. */
-		return r.writable || (!user && !(cpu->cr0 & GPT_CR0_WP));
+		return r.writable || (!user && !(cpu->cr0 & CR0_WP));
 	case GPT_FETCH:
 		/* SMEP: no supervisor fetches from user pages. */
-		return !r.no_exec && (user || !r.user || !(cpu->cr4 & GPT_CR4_SMEP));
+		return !r.no_exec && (user || !r.user || !(cpu->cr4 & CR4_SMEP));
 	case GPT_READ:
 		break;
 	}
@@ -105,7 +105,7 @@ static enum gpt_status walk(const struct gpt_cpu *cpu, const struct walk_shape *
 		r.writable &= !!(e & PTE_RW);
 		r.user &= !!(e & PTE_US);
 		/* Without NXE bit 63 is reserved, so it is ignored like the other reserved bits. */
-		if (cpu->efer & GPT_EFER_NXE && e & PTE_XD)
+		if (cpu->efer & EFER_NXE && e & PTE_XD)
 			r.no_exec = true;
 		if (shift == 12 || (w->leaf_shifts >> shift & 1 && e & PTE_PS))
 			break;
@@ -143,26 +143,26 @@ enum gpt_status gpt_translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_a
 	enum gpt_status st;
 
 	/* Linear addresses are 32 bits wide outside IA-32e mode. */
-	if (!(cpu->efer & GPT_EFER_LMA))
+	if (!(cpu->efer & EFER_LMA))
 		la = (uint32_t)la;
 	res->la = la;
 
 	/* The paging mode follows CR0.PG, CR4.PAE, EFER.LMA and CR4.LA57 (SDM Vol. 3A 4.1.1). */
-	if (!(cpu->cr0 & GPT_CR0_PG)) {
+	if (!(cpu->cr0 & CR0_PG)) {
 		res->gpa = la;
 		return GPT_OK;
 	}
-	if (!(cpu->cr4 & GPT_CR4_PAE)) {
+	if (!(cpu->cr4 & CR4_PAE)) {
 		/* 32-bit paging: 1024-entry directory and tables (SDM Vol. 3A 4.3). */
 		w = (struct walk_shape){ cpu->cr3 & 0xfffff000ull, 22, 10, 4,
-					 cpu->cr4 & GPT_CR4_PSE ? 1ull << 22 : 0 };
-	} else if (!(cpu->efer & GPT_EFER_LMA)) {
+					 cpu->cr4 & CR4_PSE ? 1ull << 22 : 0 };
+	} else if (!(cpu->efer & EFER_LMA)) {
 		/* PAE paging: a PDPTE, then a directory with 2-MiB pages (SDM Vol. 3A 4.4). */
 		st = pae_pdpte(cpu, la, acc, res, &pdpte);
 		if (st)
 			return st;
 		w = (struct walk_shape){ pdpte & PTE_ADDR, 21, 9, 8, 1ull << 21 };
-	} else if (cpu->cr4 & GPT_CR4_LA57) {
+	} else if (cpu->cr4 & CR4_LA57) {
 		return GPT_BAD_MODE;
 	} else {
 		/* 4-level paging needs bits 63:47 all equal (SDM Vol. 3A 4.5, Vol. 1 3.3.7.1). */

@@ -6,15 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Control-register bits the walk looks at (SDM Vol. 3A 2.5, 2.2.1). */
-#define GPT_CR0_WP	(1ull << 16)
-#define GPT_CR0_PG	(1ull << 31)
-#define GPT_CR4_PSE	(1ull << 4)
-#define GPT_CR4_PAE	(1ull << 5)
-#define GPT_CR4_LA57	(1ull << 12)
-#define GPT_CR4_SMEP	(1ull << 20)
-#define GPT_EFER_LMA	(1ull << 10)
-#define GPT_EFER_NXE	(1ull << 11)
+#include "include/x86/cr.h"
+#include "include/x86/msr.h"
 
 /* Page-fault error code bits (SDM Vol. 3A 4.7). */
 #define GPT_PF_P	(1u << 0)	/* protection violation; clear: not present */

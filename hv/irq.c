@@ -6,11 +6,8 @@
 #include "hv/sched.h"
 #include "hv/vcpu.h"
 #include "hv/vmx_ops.h"
-
-#define RFLAGS_IF	(1ull << 9)
-#define NMI_VECTOR	2
-#define ICR_BUSY	(1u << 12)
-#define SPIV_ENABLE	(1u << 8)
+#include "include/x86/rflags.h"
+#include "include/x86/trap.h"
 
 /*
  * SDM Vol. 3C 25.4.2, 26.3.1.5: an NMI waits while virtual NMIs are blocked (until the guest's
@@ -58,7 +55,7 @@ void irq_deliver(struct vcpu *v)
 			nmi_wait = true;
 		} else {
 			vapic_take_nmi(&v->apic);
-			inject = INTR_INFO_VALID | INTR_TYPE_NMI | NMI_VECTOR;
+			inject = INTR_INFO_VALID | INTR_TYPE_NMI | EXC_NMI;
 			queued = true;
 		}
 	}
@@ -112,10 +109,10 @@ void irq_kick(struct vcpu *t)
 	if (!p || p == this_pcpu() || p->running != t)
 		return;
 	/* SDM Vol. 3A 11.6.1: wait for the previous IPI to leave, then a fixed physical IPI. */
-	for (int i = 0; i < 1000 && (lapic_read(LAPIC_ICR_LO) & ICR_BUSY); i++)
+	for (int i = 0; i < 1000 && (lapic_read(APIC_ICR_LO) & APIC_ICR_BUSY); i++)
 		__asm__ volatile("pause");
-	lapic_write(LAPIC_ICR_HI, p->apic_id << 24);
-	lapic_write(LAPIC_ICR_LO, IRQ_KICK_VECTOR);
+	lapic_write(APIC_ICR_HI, p->apic_id << 24);
+	lapic_write(APIC_ICR_LO, IRQ_KICK_VECTOR);
 }
 
 /*
@@ -124,5 +121,5 @@ void irq_kick(struct vcpu *t)
  */
 void irq_pcpu_init(void)
 {
-	lapic_write(LAPIC_SPIV, lapic_read(LAPIC_SPIV) | SPIV_ENABLE | IRQ_SPURIOUS_VECTOR);
+	lapic_write(APIC_SPIV, lapic_read(APIC_SPIV) | APIC_SPIV_ENABLE | IRQ_SPURIOUS_VECTOR);
 }

@@ -4,11 +4,7 @@
 
 #include <stdint.h>
 
-#define LAPIC_EOI	0xB0
-#define LAPIC_SPIV	0xF0
-#define LAPIC_ICR_LO	0x300
-#define LAPIC_ICR_HI	0x310
-#define LAPIC_LVTPC	0x340
+#include "include/x86/apic.h"
 
 extern uint64_t lapic_base;
 

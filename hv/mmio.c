@@ -39,9 +39,10 @@ static void ioapic_access(struct vcpu *v, uint64_t gpa, unsigned size, bool writ
 
 	spin_lock(&d->ioapic_lock);
 	if (write)
-		send = vioapic_write(&d->ioapic, gpa - VIOAPIC_BASE, size, (uint32_t)*val, &msg);
+		send = vioapic_write(&d->ioapic, gpa - IOAPIC_DEFAULT_BASE, size, (uint32_t)*val,
+				     &msg);
 	else
-		*val = vioapic_read(&d->ioapic, gpa - VIOAPIC_BASE, size);
+		*val = vioapic_read(&d->ioapic, gpa - IOAPIC_DEFAULT_BASE, size);
 	spin_unlock(&d->ioapic_lock);
 	if (send)
 		sched_send_ipi(v, &msg);
@@ -55,7 +56,7 @@ static bool apic_here(struct vcpu *v, uint64_t gpa)
 static bool ioapic_here(struct vcpu *v, uint64_t gpa)
 {
 	(void)v;
-	return gpa >= VIOAPIC_BASE && gpa < VIOAPIC_BASE + VIOAPIC_SIZE;
+	return gpa >= IOAPIC_DEFAULT_BASE && gpa < IOAPIC_DEFAULT_BASE + VIOAPIC_SIZE;
 }
 
 /* The emulated regions, looked up in order; the local APIC first, as on a PC. */

@@ -5,12 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define MSR_IA32_TSC		0x10
-#define MSR_IA32_TSC_ADJUST	0x3B
-#define MSR_IA32_MCG_CAP	0x179
-#define MSR_IA32_MCG_STATUS	0x17A
-#define MSR_IA32_MISC_ENABLE	0x1A0
-#define MSR_IA32_TSC_AUX	0xC0000103u
+#include "include/x86/msr.h"
 
 enum msr_kind {
 	MSR_GP,			/* not in the table: RDMSR and WRMSR raise #GP, as for a missing MSR */

@@ -13,7 +13,6 @@
 
 #define TRAMP_BASE	0x7000
 #define AP_STACK_PAGES	4
-#define ICR_BUSY	(1u << 12)
 
 extern const char ap_tramp_start[], ap_tramp_end[];
 extern uint64_t ap_tramp_cr3, ap_tramp_stack, ap_tramp_pcpu;
@@ -21,7 +20,7 @@ extern uint64_t ap_tramp_cr3, ap_tramp_stack, ap_tramp_pcpu;
 static volatile int aps_released;
 /* The boot path's per-CPU start-up (descriptor tables, GS), run first on every AP. */
 static void (*ap_cpu_init)(struct pcpu *p);
-uint64_t lapic_base = 0xFEE00000;
+uint64_t lapic_base = APIC_DEFAULT_BASE;
 
 void ap_main(struct pcpu *p);
 
@@ -35,9 +34,9 @@ static void udelay(uint64_t us)
 
 static void send_ipi(uint32_t apic_id, uint32_t icr)
 {
-	lapic_write(LAPIC_ICR_HI, apic_id << 24);
-	lapic_write(LAPIC_ICR_LO, icr);
-	for (int i = 0; i < 100000 && (lapic_read(LAPIC_ICR_LO) & ICR_BUSY); i++)
+	lapic_write(APIC_ICR_HI, apic_id << 24);
+	lapic_write(APIC_ICR_LO, icr);
+	for (int i = 0; i < 100000 && (lapic_read(APIC_ICR_LO) & APIC_ICR_BUSY); i++)
 		cpu_relax();
 }
 
@@ -58,10 +57,10 @@ static bool start_ap(struct pcpu *p)
 	*tramp_var(&ap_tramp_stack) = stack + AP_STACK_PAGES * 4096;
 	*tramp_var(&ap_tramp_pcpu) = (uint64_t)p;
 	/* INIT, 10 ms, then two SIPIs 200 us apart (SDM Vol. 3A 9.4.4.1). */
-	send_ipi(p->apic_id, 0x4500);
+	send_ipi(p->apic_id, APIC_ICR_ASSERT | APIC_ICR_INIT);
 	udelay(10000);
 	for (int i = 0; i < 2 && !p->online; i++) {
-		send_ipi(p->apic_id, 0x4600 | (TRAMP_BASE >> 12));
+		send_ipi(p->apic_id, APIC_ICR_ASSERT | APIC_ICR_SIPI | (TRAMP_BASE >> 12));
 		udelay(200);
 	}
 	deadline = rdtsc() + 100 * tsc_khz;	/* 100 ms */

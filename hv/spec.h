@@ -6,10 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MSR_IA32_SPEC_CTRL		0x48
-#define MSR_IA32_PRED_CMD		0x49
-#define MSR_IA32_ARCH_CAPABILITIES	0x10A
-#define MSR_IA32_FLUSH_CMD		0x10B
+#include "include/x86/msr.h"
 
 /* CPUID.(EAX=7,ECX=0):EDX bits (SDM Vol. 2A CPUID; Intel's speculative-execution guidance). */
 #define CPUID7_EDX_MD_CLEAR		(1u << 10)

@@ -8,11 +8,10 @@
 #include "hv/vcpu.h"
 #include "hv/vmx_ops.h"
 #include "pmu/pmu.h"
+#include "include/x86/dr.h"
+#include "include/x86/rflags.h"
+#include "include/x86/trap.h"
 
-#define RFLAGS_TF	(1ull << 8)
-#define RFLAGS_RF	(1ull << 16)
-#define DB_BS		(1ull << 14)	/* exit qualification of a #DB exit: DR6 layout (SDM Vol. 3C 28.2.1) */
-#define EXC_DB		1
 /*
  * While counting, every exception the guest raises exits, so that none reaches a handler that
  * would run unseen (it is reflected, and the handler's entry caught like an injected event's);
@@ -20,7 +19,6 @@
  */
 #define STEP_EXCEPTIONS	(0xFFFFFFFFu & ~(1u << 3 | 1u << 4 | 1u << 18))
 #define INTR_BLOCKING	3u	/* STI and MOV SS blocking (SDM Vol. 3C 25.4.2, table 25-3) */
-#define MSR_LSTAR	0xC0000082
 
 static enum soft_mode soft_mode(void)
 {
@@ -108,8 +106,8 @@ static void clear_pending_step(void)
 {
 	uint64_t pend = vmread(VMCS_GUEST_PENDING_DBG);
 
-	if (pend & DB_BS)
-		vmwrite(VMCS_GUEST_PENDING_DBG, pend & ~DB_BS);
+	if (pend & DR6_BS)
+		vmwrite(VMCS_GUEST_PENDING_DBG, pend & ~DR6_BS);
 }
 
 static void stop(struct vcpu *v)
@@ -323,13 +321,13 @@ bool step_handle_db(struct vcpu *v, uint64_t qual)
 	if (!s->active)
 		return false;
 	clear_pending_step();
-	if ((qual & DB_BS) && s->insn_valid && s->insn.rep_string &&
+	if ((qual & DR6_BS) && s->insn_valid && s->insn.rep_string &&
 	    vmread(VMCS_GUEST_RIP) == s->insn_rip) {
 		/*
 		 * One iteration of a REP string instruction: it retires once, after its last, as
 		 * INST_RETIRED counts instructions (SDM Vol. 2B REP: RIP stays on it until then).
 		 */
-	} else if ((qual & DB_BS) && s->insn_valid) {
+	} else if ((qual & DR6_BS) && s->insn_valid) {
 		s->steps++;
 		pmu_retired(v, &s->insn, s->insn_cpl);
 		/* After MOV SS / POP SS the trap waits one more instruction (SDM Vol. 3A 6.8.3). */

@@ -1,5 +1,8 @@
 /* Application-processor start-up code: copied to TRAMP_BASE, entered in real mode by a SIPI, ends in ap_main(). */
 
+#include "include/x86/cr.h"
+#include "include/x86/msr.h"
+
 #define TRAMP_BASE	0x7000
 #define REL(x)		((x) - ap_tramp_start)
 #define ABS(x)		(TRAMP_BASE + REL(x))
@@ -15,7 +18,7 @@ ap_tramp_start:
 	movw %ax, %ds
 	lgdtl REL(tramp_gdtr)
 	movl %cr0, %eax
-	orl $1, %eax
+	orl $CR0_PE, %eax
 	movl %eax, %cr0
 	ljmpl $0x08, $ABS(pm32)
 
@@ -26,17 +29,17 @@ pm32:
 	movw %ax, %es
 	movw %ax, %ss
 	movl %cr4, %eax
-	orl $0x20, %eax			/* PAE */
+	orl $CR4_PAE, %eax
 	movl %eax, %cr4
 	movl ABS(ap_tramp_cr3), %eax
 	movl %eax, %cr3
-	movl $0xC0000080, %ecx
+	movl $MSR_EFER, %ecx
 	rdmsr
-	orl $0x100, %eax		/* EFER.LME */
+	orl $EFER_LME, %eax
 	wrmsr
 	movl %cr0, %eax
-	orl $0x80000000, %eax
-	andl $0x9FFFFFFF, %eax		/* caches on */
+	orl $CR0_PG, %eax
+	andl $~(CR0_CD | CR0_NW), %eax		/* caches on */
 	movl %eax, %cr0
 	ljmpl $0x18, $ABS(pm64)
 

@@ -1,44 +1,12 @@
 /* A virtual local xAPIC per VCPU: MMIO registers, interrupt priorities, timer, IPIs and PMIs. */
 #include "hv/vapic.h"
 
-/* Register offsets, SDM Vol. 3A Table 11-1. */
-#define REG_ID		0x020
-#define REG_VERSION	0x030
-#define REG_TPR		0x080
-#define REG_APR		0x090
-#define REG_PPR		0x0a0
-#define REG_EOI		0x0b0
-#define REG_RRD		0x0c0
-#define REG_LDR		0x0d0
-#define REG_DFR		0x0e0
-#define REG_SPIV	0x0f0
-#define REG_ISR		0x100
-#define REG_TMR		0x180
-#define REG_IRR		0x200
-#define REG_ESR		0x280
-#define REG_ICR_LO	0x300
-#define REG_ICR_HI	0x310
-#define REG_LVT		0x320
-#define REG_TIMER_ICR	0x380
-#define REG_TIMER_CCR	0x390
-#define REG_TIMER_DCR	0x3e0
-
 /* SDM Vol. 3A 11.4.8: version 0x14 (xAPIC); Max LVT Entry = six entries minus one, no CMCI. */
 #define VERSION		(0x14 | (VAPIC_LVT_N - 1) << 16)
 
 #define SPIV_MASK	0x3ff		/* vector, software enable, focus checking */
-#define SPIV_ENABLE	(1u << 8)
-#define LVT_MASKED	(1u << 16)
-#define LVT_PERIODIC	(1u << 17)
 #define ICR_LO_MASK	0x000ccfff	/* delivery status (bit 12) always reads 0 */
-#define ICR_LOGICAL	(1u << 11)
-#define ICR_ASSERT	(1u << 14)
 #define DCR_MASK	0x0b
-
-/* ESR bits, SDM Vol. 3A 11.5.3. */
-#define ESR_SEND_ILLEGAL	(1u << 5)
-#define ESR_RECV_ILLEGAL	(1u << 6)
-#define ESR_ILLEGAL_REG		(1u << 7)
 
 /* Writable bits of each LVT entry (SDM Vol. 3A Figure 11-8); no TSC-deadline mode (bit 18). */
 static const uint32_t lvt_mask[VAPIC_LVT_N] = {
@@ -92,13 +60,13 @@ static void reset_regs(struct vapic *a)
 	a->spiv = 0xff;
 	a->level_eoi = -1;
 	for (i = 0; i < VAPIC_LVT_N; i++)
-		a->lvt[i] = LVT_MASKED;
+		a->lvt[i] = APIC_LVT_MASKED;
 }
 
 void vapic_init(struct vapic *a, uint8_t id)
 {
 	a->initial_id = id;
-	a->base_msr = VAPIC_BASE | VAPIC_BASE_ENABLE | (id ? 0 : VAPIC_BASE_BSP);
+	a->base_msr = APIC_DEFAULT_BASE | APIC_BASE_ENABLE | (id ? 0 : APIC_BASE_BSP);
 	reset_regs(a);
 }
 
@@ -109,7 +77,7 @@ uint64_t vapic_get_base(const struct vapic *a)
 
 bool vapic_hw_enabled(const struct vapic *a)
 {
-	return a->base_msr & VAPIC_BASE_ENABLE;
+	return a->base_msr & APIC_BASE_ENABLE;
 }
 
 bool vapic_page(const struct vapic *a, uint64_t gpa)
@@ -123,14 +91,14 @@ bool vapic_page(const struct vapic *a, uint64_t gpa)
  */
 bool vapic_set_base(struct vapic *a, uint64_t val, unsigned maxphyaddr)
 {
-	uint64_t reserved = 0x2ff | VAPIC_BASE_EXTD;
+	uint64_t reserved = 0x2ff | APIC_BASE_EXTD;
 
 	if (maxphyaddr < 64)
 		reserved |= ~0ull << maxphyaddr;
 	if (val & reserved)
 		return false;
 	/* SDM Vol. 3A 11.4.3: a hardware disable loses the APIC's state (back to power-up). */
-	if (vapic_hw_enabled(a) && !(val & VAPIC_BASE_ENABLE)) {
+	if (vapic_hw_enabled(a) && !(val & APIC_BASE_ENABLE)) {
 		a->base_msr = val;
 		reset_regs(a);
 		return true;
@@ -150,7 +118,7 @@ static void raise_error(struct vapic *a, uint32_t bit)
 	if (a->esr_pending & bit)
 		return;
 	a->esr_pending |= bit;
-	if (!(a->lvt[VAPIC_LVT_ERROR] & LVT_MASKED))
+	if (!(a->lvt[VAPIC_LVT_ERROR] & APIC_LVT_MASKED))
 		deliver_fixed(a, a->lvt[VAPIC_LVT_ERROR] & 0xff);
 }
 
@@ -161,10 +129,10 @@ static void raise_error(struct vapic *a, uint32_t bit)
  */
 static bool deliver_fixed(struct vapic *a, unsigned vector)
 {
-	if (!(a->spiv & SPIV_ENABLE))
+	if (!(a->spiv & APIC_SPIV_ENABLE))
 		return false;
 	if (vector < 16) {
-		raise_error(a, ESR_RECV_ILLEGAL);
+		raise_error(a, APIC_ESR_RECV_ILLEGAL);
 		return false;
 	}
 	set_vec(a->irr, vector);
@@ -267,9 +235,9 @@ void vapic_timer_update(struct vapic *a, uint64_t now)
 	if (now < expiry)
 		return;
 	/* SDM Vol. 3A 11.5.4: the mask stops the interrupt, not the count. */
-	if (!(a->lvt[VAPIC_LVT_TIMER] & LVT_MASKED))
+	if (!(a->lvt[VAPIC_LVT_TIMER] & APIC_LVT_MASKED))
 		deliver_fixed(a, a->lvt[VAPIC_LVT_TIMER] & 0xff);
-	if (a->lvt[VAPIC_LVT_TIMER] & LVT_PERIODIC) {
+	if (a->lvt[VAPIC_LVT_TIMER] & APIC_LVT_PERIODIC) {
 		/* Reload from the initial count; periods missed entirely are skipped. */
 		period = (uint64_t)a->timer_initial << timer_shift(a);
 		a->timer_start = expiry + (now - expiry) / period * period;
@@ -282,7 +250,7 @@ void vapic_timer_update(struct vapic *a, uint64_t now)
 
 uint64_t vapic_timer_deadline(const struct vapic *a)
 {
-	if (!a->timer_armed || (a->lvt[VAPIC_LVT_TIMER] & LVT_MASKED))
+	if (!a->timer_armed || (a->lvt[VAPIC_LVT_TIMER] & APIC_LVT_MASKED))
 		return VAPIC_NO_DEADLINE;
 	return timer_expiry(a);
 }
@@ -301,10 +269,10 @@ enum vapic_pmi vapic_pmi(struct vapic *a)
 {
 	uint32_t lvt = a->lvt[VAPIC_LVT_PMC];
 
-	if (lvt & LVT_MASKED)
+	if (lvt & APIC_LVT_MASKED)
 		return VAPIC_PMI_NONE;
 	/* SDM Vol. 3A Figure 11-8 note: delivering a PMI sets the LVTPC mask bit. */
-	a->lvt[VAPIC_LVT_PMC] |= LVT_MASKED;
+	a->lvt[VAPIC_LVT_PMC] |= APIC_LVT_MASKED;
 	switch (lvt >> 8 & 7) {
 	case VAPIC_DM_FIXED:
 		deliver_fixed(a, lvt & 0xff);
@@ -373,47 +341,47 @@ bool vapic_is_target(const struct vapic *a, const struct vapic_ipi *ipi, bool se
 /* Register value for a read; reserved offsets flag an illegal register address. */
 static uint32_t read_reg(struct vapic *a, unsigned reg, uint64_t now)
 {
-	if (reg >= REG_ISR && reg < REG_TMR)
-		return a->isr[(reg - REG_ISR) >> 4];
-	if (reg >= REG_TMR && reg < REG_IRR)
-		return a->tmr[(reg - REG_TMR) >> 4];
-	if (reg >= REG_IRR && reg < REG_ESR)
-		return a->irr[(reg - REG_IRR) >> 4];
-	if (reg >= REG_LVT && reg < REG_TIMER_ICR)
-		return a->lvt[(reg - REG_LVT) >> 4];
+	if (reg >= APIC_ISR && reg < APIC_TMR)
+		return a->isr[(reg - APIC_ISR) >> 4];
+	if (reg >= APIC_TMR && reg < APIC_IRR)
+		return a->tmr[(reg - APIC_TMR) >> 4];
+	if (reg >= APIC_IRR && reg < APIC_ESR)
+		return a->irr[(reg - APIC_IRR) >> 4];
+	if (reg >= APIC_LVT_TIMER && reg < APIC_TIMER_ICR)
+		return a->lvt[(reg - APIC_LVT_TIMER) >> 4];
 	switch (reg) {
-	case REG_ID:
+	case APIC_ID:
 		return (uint32_t)a->id << 24;
-	case REG_VERSION:
+	case APIC_VERSION:
 		return VERSION;
-	case REG_TPR:
+	case APIC_TPR:
 		return a->tpr;
-	case REG_APR:	/* APR and RRD: not on Pentium 4 and later, Table 11-1 note 1 */
-	case REG_RRD:
-	case REG_EOI:	/* write-only */
+	case APIC_APR:	/* APR and RRD: not on Pentium 4 and later, Table 11-1 note 1 */
+	case APIC_RRD:
+	case APIC_EOI:	/* write-only */
 		return 0;
-	case REG_PPR:
+	case APIC_PPR:
 		return ppr(a);
-	case REG_LDR:
+	case APIC_LDR:
 		return a->ldr;
-	case REG_DFR:
+	case APIC_DFR:
 		return a->dfr;
-	case REG_SPIV:
+	case APIC_SPIV:
 		return a->spiv;
-	case REG_ESR:
+	case APIC_ESR:
 		return a->esr;
-	case REG_ICR_LO:
+	case APIC_ICR_LO:
 		return a->icr_lo;
-	case REG_ICR_HI:
+	case APIC_ICR_HI:
 		return a->icr_hi;
-	case REG_TIMER_ICR:
+	case APIC_TIMER_ICR:
 		return a->timer_initial;
-	case REG_TIMER_CCR:
+	case APIC_TIMER_CCR:
 		return timer_current(a, now);
-	case REG_TIMER_DCR:
+	case APIC_TIMER_DCR:
 		return a->timer_dcr;
 	default:
-		raise_error(a, ESR_ILLEGAL_REG);
+		raise_error(a, APIC_ESR_ILLEGAL_REG);
 		return 0;
 	}
 }
@@ -434,14 +402,14 @@ static bool send_ipi(struct vapic *a, struct vapic_ipi *ipi)
 	ipi->mode = a->icr_lo >> 8 & 7;
 	ipi->vector = a->icr_lo & 0xff;
 	ipi->shorthand = a->icr_lo >> 18 & 3;
-	ipi->logical = a->icr_lo & ICR_LOGICAL;
+	ipi->logical = a->icr_lo & APIC_ICR_LOGICAL;
 	ipi->dest = a->icr_hi >> 24;
 	ipi->level = false;
 	/* An INIT level de-assert only resynchronizes arbitration IDs (11.4.7.4): not sent. */
-	if (ipi->mode == VAPIC_DM_INIT && !(a->icr_lo & ICR_ASSERT))
+	if (ipi->mode == VAPIC_DM_INIT && !(a->icr_lo & APIC_ICR_ASSERT))
 		return false;
 	if ((ipi->mode == VAPIC_DM_FIXED || ipi->mode == VAPIC_DM_LOWEST) && ipi->vector < 16) {
-		raise_error(a, ESR_SEND_ILLEGAL);
+		raise_error(a, APIC_ESR_SEND_ILLEGAL);
 		return false;
 	}
 	return true;
@@ -455,71 +423,71 @@ bool vapic_write(struct vapic *a, unsigned off, unsigned size, uint32_t val, uin
 	if (off >= 0x1000 || (off & 0xf) || size != 4)
 		return false;
 	vapic_timer_update(a, now);
-	if (off >= REG_LVT && off < REG_TIMER_ICR) {
-		i = (off - REG_LVT) >> 4;
+	if (off >= APIC_LVT_TIMER && off < APIC_TIMER_ICR) {
+		i = (off - APIC_LVT_TIMER) >> 4;
 		a->lvt[i] = val & lvt_mask[i];
 		/* SDM Vol. 3A 11.4.7.2: while software-disabled the masks cannot be cleared. */
-		if (!(a->spiv & SPIV_ENABLE))
-			a->lvt[i] |= LVT_MASKED;
+		if (!(a->spiv & APIC_SPIV_ENABLE))
+			a->lvt[i] |= APIC_LVT_MASKED;
 		return false;
 	}
 	switch (off) {
-	case REG_TPR:
+	case APIC_TPR:
 		a->tpr = val & 0xff;
 		break;
-	case REG_EOI:
+	case APIC_EOI:
 		eoi(a);
 		break;
-	case REG_LDR:
+	case APIC_LDR:
 		a->ldr = val & 0xff000000;
 		break;
-	case REG_DFR:
+	case APIC_DFR:
 		a->dfr = val | 0x0fffffff;	/* bits 27:0 read as 1s */
 		break;
-	case REG_SPIV:
+	case APIC_SPIV:
 		a->spiv = val & SPIV_MASK;
-		if (!(a->spiv & SPIV_ENABLE))
+		if (!(a->spiv & APIC_SPIV_ENABLE))
 			for (i = 0; i < VAPIC_LVT_N; i++)
-				a->lvt[i] |= LVT_MASKED;
+				a->lvt[i] |= APIC_LVT_MASKED;
 		break;
-	case REG_ESR:
+	case APIC_ESR:
 		/* SDM Vol. 3A 11.5.3: a write latches the errors seen since the last one. */
 		a->esr = a->esr_pending;
 		a->esr_pending = 0;
 		break;
-	case REG_ICR_LO:
+	case APIC_ICR_LO:
 		a->icr_lo = val & ICR_LO_MASK;
 		return send_ipi(a, ipi);
-	case REG_ICR_HI:
+	case APIC_ICR_HI:
 		a->icr_hi = val & 0xff000000;
 		break;
-	case REG_TIMER_ICR:
+	case APIC_TIMER_ICR:
 		/* SDM Vol. 3A 11.5.4: an initial count (re)starts the timer; 0 stops it. */
 		a->timer_initial = val;
 		a->timer_count = val;
 		a->timer_start = now;
 		a->timer_armed = val != 0;
 		break;
-	case REG_TIMER_DCR:
+	case APIC_TIMER_DCR:
 		/* Keep the count reached so far; the new divisor applies from now on. */
 		a->timer_count = timer_current(a, now);
 		a->timer_start = now;
 		a->timer_dcr = val & DCR_MASK;
 		break;
-	case REG_ID:
+	case APIC_ID:
 		/* SDM Vol. 3A 11.4.6: writable on some models (KVM's guests expect it); 8 bits. */
 		a->id = val >> 24;
 		break;
-	case REG_VERSION:
-	case REG_APR:
-	case REG_PPR:
-	case REG_RRD:
-	case REG_TIMER_CCR:
+	case APIC_VERSION:
+	case APIC_APR:
+	case APIC_PPR:
+	case APIC_RRD:
+	case APIC_TIMER_CCR:
 		break;
 	default:
 		/* ISR, TMR and IRR are read-only; everything else here is reserved. */
-		if (off < REG_ISR || off >= REG_ESR)
-			raise_error(a, ESR_ILLEGAL_REG);
+		if (off < APIC_ISR || off >= APIC_ESR)
+			raise_error(a, APIC_ESR_ILLEGAL_REG);
 		break;
 	}
 	return false;

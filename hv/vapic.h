@@ -5,13 +5,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define VAPIC_BASE		0xFEE00000u	/* the 4 KiB register page */
-#define VAPIC_NO_DEADLINE	UINT64_MAX
+#include "include/x86/apic.h"
 
-/* IA32_APIC_BASE bits (SDM Vol. 3A 11.4.4, Figure 11-5). */
-#define VAPIC_BASE_BSP		(1ull << 8)
-#define VAPIC_BASE_EXTD		(1ull << 10)	/* x2APIC mode: not offered, so reserved */
-#define VAPIC_BASE_ENABLE	(1ull << 11)
+#define VAPIC_NO_DEADLINE	UINT64_MAX
 
 /* LVT entries in register order from 0x320. */
 enum vapic_lvt {
@@ -78,7 +74,7 @@ struct vapic {
 
 /*
  * Power-up state, also the state after INIT (SDM Vol. 3A 11.4.7.1, 11.4.7.3): enabled in xAPIC
- * mode at VAPIC_BASE; APIC ID 0 is the bootstrap processor.
+ * mode at APIC_DEFAULT_BASE; APIC ID 0 is the bootstrap processor.
  */
 void vapic_init(struct vapic *a, uint8_t id);
 
@@ -97,7 +93,7 @@ bool vapic_hw_enabled(const struct vapic *a);
 bool vapic_page(const struct vapic *a, uint64_t gpa);
 
 /*
- * Guest MMIO at VAPIC_BASE + off, at guest TSC now. Registers are 32-bit at
+ * Guest MMIO at APIC_DEFAULT_BASE + off, at guest TSC now. Registers are 32-bit at
  * 16-byte aligned offsets (SDM Vol. 3A 11.4.1). A 1, 2 or 4-byte read inside the
  * first dword of a register returns those bytes; any other read returns 0.
  * Only 4-byte writes at 16-byte aligned offsets take effect. Reserved offsets set

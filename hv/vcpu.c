@@ -10,11 +10,9 @@
 #include "hv/vmx.h"
 #include "hv/vmx_caps.h"
 #include "hv/vmx_ops.h"
+#include "include/x86/rflags.h"
+#include "include/x86/trap.h"
 
-#define CR0_ET	(1ull << 4)
-#define EXC_MC	18
-#define RFLAGS_TF	(1ull << 8)
-#define RFLAGS_RF	(1ull << 16)
 #define PENDING_DBG_BS	(1ull << 14)	/* single step, SDM Vol. 3C 25.4.2 table 25-4 */
 /* Fault-class exceptions (SDM Vol. 3A Table 6-1): #DE #BR #UD #NM #TS #NP #SS #GP #PF #MF #AC
  * #XM #VE #CP; #DB is left out (an injected #DB here is a trap). */
@@ -174,8 +172,8 @@ static void write_flat_start(uint32_t cs_ar, uint64_t gdt, uint32_t idt_limit, u
 void vcpu_start_long_mode(struct vcpu *v, uint64_t rip, uint64_t cr3, uint64_t gdt)
 {
 	(void)v;
-	write_crs(CR0_PE | CR0_ET | CR0_NE | CR0_PG, cr3, 1ull << 5 /* PAE */);
-	vmwrite(VMCS_GUEST_EFER, MSR_EFER_LME | MSR_EFER_LMA);
+	write_crs(CR0_PE | CR0_ET | CR0_NE | CR0_PG, cr3, CR4_PAE);
+	vmwrite(VMCS_GUEST_EFER, EFER_LME | EFER_LMA);
 	set_ia32e(true);
 	write_flat_start(AR_CODE64, gdt, 0xFFFF, rip);
 }
@@ -243,8 +241,9 @@ static void write_host_state(struct pcpu *p)
 }
 
 static const uint32_t smsr_index[SMSR_COUNT] = {
-	[SMSR_STAR] = 0xC0000081, [SMSR_LSTAR] = 0xC0000082, [SMSR_CSTAR] = 0xC0000083,
-	[SMSR_FMASK] = 0xC0000084, [SMSR_KERNEL_GS_BASE] = 0xC0000102, [SMSR_TSC_AUX] = 0xC0000103,
+	[SMSR_STAR] = MSR_STAR, [SMSR_LSTAR] = MSR_LSTAR, [SMSR_CSTAR] = MSR_CSTAR,
+	[SMSR_FMASK] = MSR_FMASK, [SMSR_KERNEL_GS_BASE] = MSR_KERNEL_GS_BASE,
+	[SMSR_TSC_AUX] = MSR_IA32_TSC_AUX,
 };
 
 /* IA32_TSC_AUX exists only with RDTSCP or RDPID (SDM Vol. 4 table 2-2). */

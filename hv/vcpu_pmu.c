@@ -65,7 +65,7 @@ void vcpu_pmu_set_global_ctrl(struct vcpu *v, uint64_t guest, uint64_t host)
 
 void hv_pmu_host_lvtpc(uint8_t vector, bool masked)
 {
-	lapic_write(LAPIC_LVTPC, vector | (masked ? 1u << 16 : 0));
+	lapic_write(APIC_LVT_PMC, vector | (masked ? APIC_LVT_MASKED : 0));
 }
 
 bool vcpu_pmu_read_guest(struct vcpu *v, void *dst, uint64_t la, uint64_t len)

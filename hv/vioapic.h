@@ -6,8 +6,8 @@
 #include <stdint.h>
 
 #include "hv/vapic.h"
+#include "include/x86/ioapic.h"
 
-#define VIOAPIC_BASE	0xFEC00000u	/* the PC's default; 4 KiB of MMIO */
 #define VIOAPIC_SIZE	0x1000u
 #define VIOAPIC_PINS	24
 
@@ -22,8 +22,8 @@ struct vioapic {
 void vioapic_init(struct vioapic *io);
 
 /*
- * Guest MMIO at VIOAPIC_BASE + off: IOREGSEL at 0x00 and IOWIN at 0x10, 32-bit accesses (a
- * narrower read returns the low bytes). Reads elsewhere return 0; writes elsewhere are ignored.
+ * Guest MMIO at IOAPIC_DEFAULT_BASE + off: IOREGSEL at 0x00 and IOWIN at 0x10, 32-bit accesses
+ * (a narrower read returns the low bytes). Reads elsewhere return 0; writes elsewhere are ignored.
  * A write that unmasks a level-triggered pin still asserted sends its interrupt: true, *msg.
  */
 uint32_t vioapic_read(struct vioapic *io, unsigned off, unsigned size);

@@ -44,9 +44,10 @@ bool vmx_enable_cpu(void)
 
 /* MSRs guests touch without an exit: VMX switches them (VMCS guest/host state) or vcpu.c does. */
 static const uint32_t passthrough_msrs[] = {
-	0x174, 0x175, 0x176,				/* SYSENTER_CS/ESP/EIP: VMCS guest state */
-	0xC0000081, 0xC0000082, 0xC0000083, 0xC0000084,	/* STAR, LSTAR, CSTAR, FMASK: vcpu_put/load */
-	0xC0000100, 0xC0000101, 0xC0000102,		/* FS/GS base: VMCS; KERNEL_GS_BASE: vcpu.c */
+	/* VMCS guest state */
+	MSR_IA32_SYSENTER_CS, MSR_IA32_SYSENTER_ESP, MSR_IA32_SYSENTER_EIP,
+	MSR_STAR, MSR_LSTAR, MSR_CSTAR, MSR_FMASK,	/* vcpu_put/load */
+	MSR_FS_BASE, MSR_GS_BASE, MSR_KERNEL_GS_BASE,	/* FS/GS base: VMCS; KERNEL_GS_BASE: vcpu.c */
 };
 
 /* SDM Vol. 3C 25.6.9: read-low, read-high, write-low, write-high quarters, one bit per MSR. */
@@ -81,7 +82,7 @@ bool vmx_init_global(void)
 		bitmap_clear(bm, passthrough_msrs[i], true);
 	}
 	/* Reading IA32_TSC honours the TSC offset (SDM Vol. 3C 27.3); writing it must trap. */
-	bitmap_clear(bm, 0x10, false);
+	bitmap_clear(bm, MSR_IA32_TSC, false);
 	return true;
 }
 
@@ -176,7 +177,7 @@ static void check_guest_state(void)
 		 vmx_caps.cr0_fixed1);
 	check_cr("guest CR4 (field 0x6804)", vmread(VMCS_GUEST_CR4), vmx_caps.cr4_fixed0,
 		 vmx_caps.cr4_fixed1);
-	if (!!(efer & MSR_EFER_LMA) != ia32e)
+	if (!!(efer & EFER_LMA) != ia32e)
 		printk("  guest EFER (field 0x2806) = 0x%lx: LMA must equal the IA-32e mode "
 		       "entry control (%d)\n", efer, ia32e);
 	if (ia32e && (cs_ar & (1u << 13)) && (cs_ar & (1u << 14)))

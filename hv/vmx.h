@@ -5,9 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define MSR_EFER_LME	(1ull << 8)
-#define MSR_EFER_LMA	(1ull << 10)
-#define MSR_IA32_PAT	0x277
+#include "include/x86/msr.h"
 
 /* The GDT the hypervisor writes into guest RAM for the first instruction (hv/loader.c). */
 #define GUEST_SEL_CODE	0x08

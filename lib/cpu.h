@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "include/x86/msr.h"
+
 /* The operand of LGDT/LIDT/SGDT/SIDT in 64-bit mode (SDM Vol. 3A 3.5.1). */
 struct desc_ptr {
 	uint16_t limit;
@@ -109,9 +111,5 @@ __attribute__((noreturn)) static inline void cpu_halt_forever(void)
 	for (;;)
 		__asm__ volatile("cli; hlt");
 }
-
-#define MSR_IA32_APIC_BASE	0x1B
-#define MSR_IA32_FEATURE_CONTROL 0x3A
-#define MSR_EFER		0xC0000080
 
 #endif

@@ -3,6 +3,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "include/perfvisor/fwcfg.h"
+#include "include/x86/apic.h"
+
 /* Multiboot 0.6.96, 3.3. */
 #define MB_BOOT_MAGIC	0x2BADB002
 #define MB_INFO_MEM	(1u << 0)
@@ -36,31 +39,10 @@ struct mb_mmap_entry {
 #define LSR_THRE	0x20
 #define LSR_TEMT	0x40
 
-/* QEMU docs/specs/fw_cfg.rst, the I/O port interface. */
-#define FWCFG_SELECTOR	0x510
-#define FWCFG_DATA	0x511
-#define FWCFG_SIGNATURE	0x00
-#define FWCFG_RAM_SIZE	0x03
-#define FWCFG_NB_CPUS	0x05
-
 #define PIC1_DATA	0x21
 #define PIC2_DATA	0xA1
 #define EXIT_PORT	0xF4	/* QEMU isa-debug-exit */
 #define SHUTDOWN_PORT	0x8900	/* Bochs */
-
-/* SDM Vol. 3A 11.4.1, table 11-1: xAPIC registers. */
-#define APIC_BASE	0xFEE00000u
-#define APIC_ID		0x020
-#define APIC_VERSION	0x030
-#define APIC_EOI	0x0B0
-#define APIC_SPIV	0x0F0
-#define APIC_LVT_TIMER	0x320
-#define APIC_TIMER_ICR	0x380
-#define APIC_TIMER_CCR	0x390
-#define APIC_TIMER_DCR	0x3E0
-#define SPIV_ENABLE	0x100
-#define DCR_DIVIDE_1	0xB
-#define LVT_MASKED	0x10000
 
 #define SPURIOUS_VECTOR	0xFF
 #define TIMER_VECTOR	0x40
@@ -227,19 +209,19 @@ static void fwcfg_read(uint16_t key, void *buf, size_t len)
 {
 	uint8_t *b = buf;
 
-	outw(FWCFG_SELECTOR, key);
+	outw(FWCFG_PORT_SELECTOR, key);
 	for (size_t i = 0; i < len; i++)
-		b[i] = inb(FWCFG_DATA);
+		b[i] = inb(FWCFG_PORT_DATA);
 }
 
 static uint32_t apic_read(uint32_t reg)
 {
-	return *(volatile uint32_t *)(APIC_BASE + reg);
+	return *(volatile uint32_t *)(APIC_DEFAULT_BASE + reg);
 }
 
 static void apic_write(uint32_t reg, uint32_t val)
 {
-	*(volatile uint32_t *)(APIC_BASE + reg) = val;
+	*(volatile uint32_t *)(APIC_DEFAULT_BASE + reg) = val;
 }
 
 __attribute__((interrupt)) static void timer_isr(struct interrupt_frame *frame)
@@ -374,7 +356,7 @@ static bool masked_period_passes(void)
 	uint32_t now, last = TIMER_COUNT;
 	bool ok = false;
 
-	apic_write(APIC_LVT_TIMER, LVT_MASKED | TIMER_VECTOR);
+	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED | TIMER_VECTOR);
 	apic_write(APIC_TIMER_ICR, TIMER_COUNT);
 	__asm__ volatile("sti");
 	/* Each read may be a VM exit: bounded by reads, not spins. */
@@ -406,15 +388,15 @@ static uint32_t check_apic(void)
 	putc('\n');
 	fails |= verdict("apic id 0 and an integrated xAPIC",
 			 apic_read(APIC_ID) >> 24 == 0 && (version & 0xF0) == 0x10, FAIL_APIC);
-	apic_write(APIC_SPIV, SPIV_ENABLE | SPURIOUS_VECTOR);
+	apic_write(APIC_SPIV, APIC_SPIV_ENABLE | SPURIOUS_VECTOR);
 	fails |= verdict("apic software-enabled",
-			 (apic_read(APIC_SPIV) & 0x1FF) == (SPIV_ENABLE | SPURIOUS_VECTOR),
+			 (apic_read(APIC_SPIV) & 0x1FF) == (APIC_SPIV_ENABLE | SPURIOUS_VECTOR),
 			 FAIL_APIC);
 	if (fails)
 		return fails;
 
 	/* Two shots, nothing printed while they run: the second comes only after the first EOI. */
-	apic_write(APIC_TIMER_DCR, DCR_DIVIDE_1);
+	apic_write(APIC_TIMER_DCR, APIC_DCR_DIVIDE_1);
 	apic_write(APIC_LVT_TIMER, TIMER_VECTOR);	/* one-shot, unmasked */
 	for (int shot = 0; shot < 2; shot++) {
 		armed = rdtsc();

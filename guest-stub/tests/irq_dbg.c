@@ -3,17 +3,11 @@
 
 #include "guest-stub/lib/report.h"
 #include "guest-stub/rt/rt.h"
+#include "include/x86/apic.h"
+#include "include/x86/dr.h"
+#include "include/x86/rflags.h"
 
-#define APIC_PAGE	0xFEE00000u
-#define REG_EOI		0x0B0
-#define REG_SPIV	0x0F0
-#define REG_LVT_TIMER	0x320
-#define REG_TIMER_ICR	0x380
-#define REG_TIMER_DCR	0x3E0
 #define TIMER_VECTOR	0x40
-#define RFLAGS_TF	(1ull << 8)
-#define RFLAGS_RF	(1ull << 16)
-#define DR6_BS		(1ull << 14)
 #define MSR_BAD		0x12345678u	/* no such MSR: perfvisor injects #GP */
 #define EVENTS		8
 
@@ -37,7 +31,7 @@ void record(uint64_t vector, uint64_t *frame)
 	if (vector == 1)
 		__asm__ volatile("mov %0, %%dr6" : : "r"(0xFFFF0FF0ull));
 	if (vector == TIMER_VECTOR)
-		*(volatile uint32_t *)(uintptr_t)(APIC_PAGE + REG_EOI) = 0;
+		*(volatile uint32_t *)(uintptr_t)(APIC_DEFAULT_BASE + APIC_EOI) = 0;
 	/* A fault resumes at the fixup the test set, not at the faulting instruction. */
 	if (vector == 6 || vector == 13)
 		frame[0] = fixup;
@@ -66,7 +60,7 @@ __asm__(".text\n"
 
 static void apic_write(unsigned reg, uint32_t val)
 {
-	*(volatile uint32_t *)(uintptr_t)(APIC_PAGE + reg) = val;
+	*(volatile uint32_t *)(uintptr_t)(APIC_DEFAULT_BASE + reg) = val;
 }
 
 static void test_fault_rf(void)
@@ -97,10 +91,10 @@ static void test_sti_hlt_step(void)
 	uint64_t hlt_rip;
 
 	__asm__ volatile("cli");
-	apic_write(REG_TIMER_DCR, 0xB);			/* divide by 1 */
-	apic_write(REG_LVT_TIMER, TIMER_VECTOR);	/* one-shot */
+	apic_write(APIC_TIMER_DCR, APIC_DCR_DIVIDE_1);
+	apic_write(APIC_LVT_TIMER, TIMER_VECTOR);	/* one-shot */
 	nevents = 0;
-	apic_write(REG_TIMER_ICR, 1000000);
+	apic_write(APIC_TIMER_ICR, 1000000);
 	__asm__ volatile("pushf; orq %1, (%%rsp); popf\n\t"
 			 "sti\n"
 			 "2: hlt\n\t"
@@ -123,7 +117,7 @@ int main(void)
 	rt_idt_set_gate(6, ud_entry, 0);
 	rt_idt_set_gate(13, gp_entry, 0);
 	rt_idt_set_gate(TIMER_VECTOR, timer_entry, 0);
-	apic_write(REG_SPIV, 0x1FF);
+	apic_write(APIC_SPIV, 0x1FF);
 	test_fault_rf();
 	test_sti_hlt_step();
 	return report_summary();

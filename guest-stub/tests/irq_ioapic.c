@@ -4,21 +4,14 @@
 #include "guest-stub/lib/report.h"
 #include "guest-stub/rt/rt.h"
 #include "guest-stub/tests/irq_stub.h"
+#include "include/x86/apic.h"
+#include "include/x86/ioapic.h"
 
-#define IOAPIC		0xFEC00000u
-#define IOREGSEL	0x00
-#define IOWIN		0x10
-#define APIC		0xFEE00000u
-#define APIC_EOI	0x0B0
-#define APIC_SPIV	0x0F0
-#define APIC_TMR	0x180
 /* QEMU's pc-testdev: OUT of 0/1 to port 0x2000 + pin drives that I/O APIC pin. */
 #define IRQ_LINES	0x2000
 #define EDGE_PIN	3
 #define LEVEL_PIN	9
 #define VECTOR		0x52
-#define RTE_LEVEL	(1u << 15)
-#define RTE_REMOTE_IRR	(1u << 14)
 #define SPINS		1000000
 
 static volatile unsigned irqs, lower_in_handler;
@@ -28,7 +21,7 @@ void irq_handler(void)
 {
 	if (++irqs == lower_in_handler)
 		rt_outb(IRQ_LINES + LEVEL_PIN, 0);
-	*(volatile uint32_t *)(uintptr_t)(APIC + APIC_EOI) = 0;
+	*(volatile uint32_t *)(uintptr_t)(APIC_DEFAULT_BASE + APIC_EOI) = 0;
 }
 
 IRQ_STUB(irq_entry, irq_handler);
@@ -41,14 +34,14 @@ static void wait_irqs(unsigned n)
 
 static uint32_t ioapic_read(uint32_t idx)
 {
-	*(volatile uint32_t *)(uintptr_t)(IOAPIC + IOREGSEL) = idx;
-	return *(volatile uint32_t *)(uintptr_t)(IOAPIC + IOWIN);
+	*(volatile uint32_t *)(uintptr_t)(IOAPIC_DEFAULT_BASE + IOAPIC_REGSEL) = idx;
+	return *(volatile uint32_t *)(uintptr_t)(IOAPIC_DEFAULT_BASE + IOAPIC_WIN);
 }
 
 static void ioapic_write(uint32_t idx, uint32_t val)
 {
-	*(volatile uint32_t *)(uintptr_t)(IOAPIC + IOREGSEL) = idx;
-	*(volatile uint32_t *)(uintptr_t)(IOAPIC + IOWIN) = val;
+	*(volatile uint32_t *)(uintptr_t)(IOAPIC_DEFAULT_BASE + IOAPIC_REGSEL) = idx;
+	*(volatile uint32_t *)(uintptr_t)(IOAPIC_DEFAULT_BASE + IOAPIC_WIN) = val;
 }
 
 int main(void)
@@ -74,7 +67,7 @@ int main(void)
 	report_value("82093AA 3.2.4: pin 4 untouched", ioapic_read(0x10 + 2 * 4), 0x10000);
 
 	rt_idt_set_gate(VECTOR, irq_entry, 0);
-	*(volatile uint32_t *)(uintptr_t)(APIC + APIC_SPIV) = 0x1FF;
+	*(volatile uint32_t *)(uintptr_t)(APIC_DEFAULT_BASE + APIC_SPIV) = 0x1FF;
 	__asm__ volatile("sti");
 	/* Edge: to APIC ID 0, physical, fixed. */
 	ioapic_write(0x11 + 2 * EDGE_PIN, 0);
@@ -89,23 +82,23 @@ int main(void)
 	wait_irqs(2);
 	report_value("82093AA 3.2.4: low then high: a second interrupt", irqs, 2);
 	report_value("SDM Vol. 3A 11.8.4: TMR clear for an edge-triggered vector",
-		     *(volatile uint32_t *)(uintptr_t)(APIC + APIC_TMR + (VECTOR / 32) * 0x10) >>
-			     VECTOR % 32 & 1, 0);
+		     *(volatile uint32_t *)(uintptr_t)(APIC_DEFAULT_BASE + APIC_TMR +
+						       (VECTOR / 32) * 0x10) >> VECTOR % 32 & 1, 0);
 	ioapic_write(0x10 + 2 * EDGE_PIN, 0x10000);
 
 	/* Level: the pin stays high through the first EOI, so it interrupts again (remote IRR). */
 	irqs = 0;
 	lower_in_handler = 2;
 	ioapic_write(0x11 + 2 * LEVEL_PIN, 0);
-	ioapic_write(0x10 + 2 * LEVEL_PIN, RTE_LEVEL | VECTOR);
+	ioapic_write(0x10 + 2 * LEVEL_PIN, IOAPIC_RTE_LEVEL | VECTOR);
 	rt_outb(IRQ_LINES + LEVEL_PIN, 1);
 	wait_irqs(3);
 	report_value("82093AA 3.2.4: a level pin still high after the EOI interrupts again, "
 		     "until lowered", irqs, 2);
 	report_value("82093AA 3.2.4: remote IRR clear after the last EOI",
-		     ioapic_read(0x10 + 2 * LEVEL_PIN) & RTE_REMOTE_IRR, 0);
+		     ioapic_read(0x10 + 2 * LEVEL_PIN) & IOAPIC_RTE_REMOTE_IRR, 0);
 	report_value("SDM Vol. 3A 11.8.4: TMR set for a level-triggered vector",
-		     *(volatile uint32_t *)(uintptr_t)(APIC + APIC_TMR + (VECTOR / 32) * 0x10) >>
-			     VECTOR % 32 & 1, 1);
+		     *(volatile uint32_t *)(uintptr_t)(APIC_DEFAULT_BASE + APIC_TMR +
+						       (VECTOR / 32) * 0x10) >> VECTOR % 32 & 1, 1);
 	return report_summary();
 }

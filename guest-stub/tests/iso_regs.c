@@ -8,11 +8,8 @@
 #include "guest-stub/lib/report.h"
 #include "guest-stub/lib/vpmu_test.h"
 #include "guest-stub/rt/rt.h"
+#include "include/x86/cr.h"
 
-#define CR0_NW		(1ull << 29)
-#define CR0_CD		(1ull << 30)
-#define CR4_OSXSAVE	(1ull << 18)
-#define CR4_PKE		(1ull << 22)
 /*
  * A VM exit and entry run far more than this many host instructions (hv/entry.S alone saves and
  * restores 15 registers), and Bochs with one CPU ticks the TSC once per instruction; a WBINVD

@@ -8,20 +8,9 @@
 #include "guest-stub/lib/vpmu_test.h"
 #include "guest-stub/rt/rt.h"
 #include "include/perfvisor/hypercall.h"
+#include "include/x86/msr.h"
 
 /* SDM Vol. 4 table 2-2. */
-#define MSR_TSC			0x10
-#define MSR_TSC_ADJUST		0x3B
-#define MSR_SPEC_CTRL		0x48
-#define MSR_ARCH_CAPABILITIES	0x10A
-#define MSR_MCG_CAP		0x179
-#define MSR_MCG_STATUS		0x17A
-#define MSR_MCG_CTL		0x17B
-#define MSR_MISC_ENABLE		0x1A0
-#define MSR_MC0_CTL		0x400
-#define MSR_DS_AREA		0x600
-#define MSR_TSC_AUX		0xC0000103u
-#define MISC_LIMIT_CPUID	(1ull << 22)
 
 /* Linux include/uapi/linux/kvm_para.h: KVM's hypercalls are 1-12, -KVM_ENOSYS is -1000. */
 #define KVM_HC_LAST		12
@@ -58,19 +47,21 @@ static uint32_t rdtscp_aux(void)
 static void misc_enable(void)
 {
 	uint64_t v = 0, back = 0;
-	bool read = vt_rdmsr(MSR_MISC_ENABLE, &v);
+	bool read = vt_rdmsr(MSR_IA32_MISC_ENABLE, &v);
 	struct rt_cpuid_regs r;
 
-	report(read && vt_wrmsr(MSR_MISC_ENABLE, v),
+	report(read && vt_wrmsr(MSR_IA32_MISC_ENABLE, v),
 	       "MISC_ENABLE: a write of the value just read (%#llx) does not #GP",
 	       (unsigned long long)v);
 	/* Bit 22 is writable and limits CPUID's basic leaves to 2 while set. */
-	report(vt_wrmsr(MSR_MISC_ENABLE, v | MISC_LIMIT_CPUID) && vt_rdmsr(MSR_MISC_ENABLE, &back) &&
-	       (back & MISC_LIMIT_CPUID), "MISC_ENABLE keeps its writable bit 22");
+	report(vt_wrmsr(MSR_IA32_MISC_ENABLE, v | MISC_ENABLE_LIMIT_CPUID) &&
+	       vt_rdmsr(MSR_IA32_MISC_ENABLE, &back) && (back & MISC_ENABLE_LIMIT_CPUID),
+	       "MISC_ENABLE keeps its writable bit 22");
 	r = rt_cpuid(0, 0);
 	report(r.eax <= 2, "MISC_ENABLE bit 22 limits CPUID.0:EAX to 2 (%u)", r.eax);
-	report(vt_wrmsr(MSR_MISC_ENABLE, v) && vt_rdmsr(MSR_MISC_ENABLE, &back) && back == v &&
-	       rt_cpuid(0, 0).eax > 2, "MISC_ENABLE back to what it was, and CPUID with it");
+	report(vt_wrmsr(MSR_IA32_MISC_ENABLE, v) && vt_rdmsr(MSR_IA32_MISC_ENABLE, &back) &&
+	       back == v && rt_cpuid(0, 0).eax > 2,
+	       "MISC_ENABLE back to what it was, and CPUID with it");
 }
 
 static void mca(void)
@@ -78,10 +69,10 @@ static void mca(void)
 	uint64_t v = 1;
 
 	report(bit(rt_cpuid(1, 0).edx, 14), "CPUID.1:EDX.MCA is set");
-	report(vt_rdmsr(MSR_MCG_CAP, &v) && v == 0, "MCG_CAP reads 0: no banks");
-	report(vt_wrmsr(MSR_MCG_STATUS, 0) && vt_rdmsr(MSR_MCG_STATUS, &v) && v == 0,
+	report(vt_rdmsr(MSR_IA32_MCG_CAP, &v) && v == 0, "MCG_CAP reads 0: no banks");
+	report(vt_wrmsr(MSR_IA32_MCG_STATUS, 0) && vt_rdmsr(MSR_IA32_MCG_STATUS, &v) && v == 0,
 	       "MCG_STATUS takes 0");
-	report(!vt_rdmsr(MSR_MCG_CTL, &v) && !vt_rdmsr(MSR_MC0_CTL, &v),
+	report(!vt_rdmsr(MSR_IA32_MCG_CTL, &v) && !vt_rdmsr(MSR_IA32_MC0_CTL, &v),
 	       "MCG_CTL and MC0_CTL #GP (no MCG_CTL_P, no banks)");
 }
 
@@ -90,22 +81,22 @@ static void tsc_adjust(void)
 	uint64_t adj = 1, t0, t1, now;
 
 	report(bit(rt_cpuid(7, 0).ebx, 1), "CPUID.7:EBX.TSC_ADJUST is set");
-	report(vt_rdmsr(MSR_TSC_ADJUST, &adj) && adj == 0, "TSC_ADJUST reads 0 at start");
+	report(vt_rdmsr(MSR_IA32_TSC_ADJUST, &adj) && adj == 0, "TSC_ADJUST reads 0 at start");
 	/* SDM Vol. 3B 17.17.3: adding to TSC_ADJUST adds as much to the TSC. */
 	t0 = rt_rdtsc();
-	vt_wrmsr(MSR_TSC_ADJUST, 1ull << 40);
+	vt_wrmsr(MSR_IA32_TSC_ADJUST, 1ull << 40);
 	t1 = rt_rdtsc();
 	report(t1 - t0 >= (1ull << 40) && t1 - t0 < (1ull << 40) + TSC_SLACK,
 	       "a TSC_ADJUST write of 2^40 moves the TSC by 2^40 (%llu)",
 	       (unsigned long long)(t1 - t0));
 	/* ... and a write to the TSC moves TSC_ADJUST by what it moved the TSC. */
 	now = rt_rdtsc();
-	vt_wrmsr(MSR_TSC, now + 5000000);
-	vt_rdmsr(MSR_TSC_ADJUST, &adj);
+	vt_wrmsr(MSR_IA32_TSC, now + 5000000);
+	vt_rdmsr(MSR_IA32_TSC_ADJUST, &adj);
 	report(adj - (1ull << 40) >= 5000000 - TSC_SLACK && adj - (1ull << 40) <= 5000000,
 	       "a TSC write moves TSC_ADJUST with it (%llu)",
 	       (unsigned long long)(adj - (1ull << 40)));
-	vt_wrmsr(MSR_TSC_ADJUST, 0);
+	vt_wrmsr(MSR_IA32_TSC_ADJUST, 0);
 }
 
 /* TSC_AUX is this VCPU's: another domain on the same PCPU writes its own meanwhile. */
@@ -115,12 +106,12 @@ static void tsc_aux(uint32_t aux, uint64_t spin)
 	uint64_t v = 0, end, seen = 0, wrong = 0;
 
 	if (!rdtscp) {
-		report(!vt_rdmsr(MSR_TSC_AUX, &v), "no RDTSCP: TSC_AUX #GPs");
+		report(!vt_rdmsr(MSR_IA32_TSC_AUX, &v), "no RDTSCP: TSC_AUX #GPs");
 		return;
 	}
-	report(vt_wrmsr(MSR_TSC_AUX, aux) && vt_rdmsr(MSR_TSC_AUX, &v) && v == aux,
+	report(vt_wrmsr(MSR_IA32_TSC_AUX, aux) && vt_rdmsr(MSR_IA32_TSC_AUX, &v) && v == aux,
 	       "TSC_AUX takes %#x", aux);
-	report(!vt_wrmsr(MSR_TSC_AUX, 1ull << 32), "TSC_AUX bits 63:32 are reserved (#GP)");
+	report(!vt_wrmsr(MSR_IA32_TSC_AUX, 1ull << 32), "TSC_AUX bits 63:32 are reserved (#GP)");
 	for (end = rt_rdtsc() + spin; rt_rdtsc() < end; seen++)
 		wrong += rdtscp_aux() != aux;
 	report(!wrong, "RDTSCP gives this VCPU's TSC_AUX %llu times over %llu ticks (%llu not)",
@@ -133,11 +124,12 @@ static void not_offered(void)
 	struct rt_cpuid_regs r1 = rt_cpuid(1, 0), r7 = rt_cpuid(7, 0);
 	uint64_t v;
 
-	report(!bit(r1.edx, 21) && !vt_rdmsr(MSR_DS_AREA, &v),
+	report(!bit(r1.edx, 21) && !vt_rdmsr(MSR_IA32_DS_AREA, &v),
 	       "CPUID.1:EDX.DS clear and DS_AREA #GPs");
-	report(!bit(r7.edx, 26) && !vt_rdmsr(MSR_SPEC_CTRL, &v) && !vt_wrmsr(MSR_SPEC_CTRL, 0),
+	report(!bit(r7.edx, 26) && !vt_rdmsr(MSR_IA32_SPEC_CTRL, &v) &&
+	       !vt_wrmsr(MSR_IA32_SPEC_CTRL, 0),
 	       "CPUID.7:EDX.IBRS_IBPB clear and SPEC_CTRL #GPs");
-	report(!bit(r7.edx, 29) && !vt_rdmsr(MSR_ARCH_CAPABILITIES, &v),
+	report(!bit(r7.edx, 29) && !vt_rdmsr(MSR_IA32_ARCH_CAPABILITIES, &v),
 	       "CPUID.7:EDX.ARCH_CAPABILITIES clear and its MSR #GPs");
 	report(!bit(r1.ecx, 21) && !bit(r1.ecx, 5), "CPUID.1:ECX: no x2APIC, no VMX");
 }

@@ -6,15 +6,9 @@
 #include "guest-stub/lib/report.h"
 #include "guest-stub/rt/rt.h"
 #include "guest-stub/tests/irq_stub.h"
+#include "include/x86/apic.h"
+#include "include/x86/trap.h"
 
-#define APIC_PAGE	0xFEE00000u
-#define REG_ID		0x020
-#define REG_ICR_LO	0x300
-#define REG_ICR_HI	0x310
-#define ICR_NMI		(4u << 8)
-#define ICR_ASSERT	(1u << 14)
-#define ICR_SELF	(1u << 18)
-#define NMI_VECTOR	2
 #define WAIT_SPINS	20000000u	/* pause loops: far beyond any delivery, short of the timeout */
 /*
  * An NMI to a VCPU spinning without exits on another PCPU must arrive by a kick: the sender's
@@ -33,18 +27,18 @@ static volatile uint64_t spin_left;
 
 static uint32_t apic_read(unsigned reg)
 {
-	return *(volatile uint32_t *)(uintptr_t)(APIC_PAGE + reg);
+	return *(volatile uint32_t *)(uintptr_t)(APIC_DEFAULT_BASE + reg);
 }
 
 static void apic_write(unsigned reg, uint32_t val)
 {
-	*(volatile uint32_t *)(uintptr_t)(APIC_PAGE + reg) = val;
+	*(volatile uint32_t *)(uintptr_t)(APIC_DEFAULT_BASE + reg) = val;
 }
 
 static void send_nmi(unsigned dest, uint32_t shorthand)
 {
-	apic_write(REG_ICR_HI, dest << 24);
-	apic_write(REG_ICR_LO, ICR_ASSERT | ICR_NMI | shorthand);
+	apic_write(APIC_ICR_HI, dest << 24);
+	apic_write(APIC_ICR_LO, APIC_ICR_ASSERT | APIC_ICR_NMI | shorthand);
 }
 
 /* Called by nmi_entry with the caller-saved registers saved; no locks here (report's is one). */
@@ -54,9 +48,9 @@ void nmi_handler(void)
 
 	if (d > max_depth)
 		max_depth = d;
-	nmis[apic_read(REG_ID) >> 24]++;
+	nmis[apic_read(APIC_ID) >> 24]++;
 	for (; resend; resend--)
-		send_nmi(0, ICR_SELF);
+		send_nmi(0, APIC_ICR_SELF);
 	depth--;
 }
 
@@ -90,16 +84,16 @@ int main(int argc, char **argv)
 	bool arrived;
 
 	kernel_init(argc, argv);
-	rt_idt_set_gate(NMI_VECTOR, nmi_entry, 0);
+	rt_idt_set_gate(EXC_NMI, nmi_entry, 0);
 
-	send_nmi(0, ICR_SELF);
+	send_nmi(0, APIC_ICR_SELF);
 	report(wait_for(&nmis[0], 1), "SDM Vol. 3A 11.6.1: an NMI to self by ICR arrives");
 	resend = 1;
-	send_nmi(0, ICR_SELF);
+	send_nmi(0, APIC_ICR_SELF);
 	report(wait_for(&nmis[0], 3) && max_depth == 1,
 	       "SDM Vol. 3A 6.7.1: an NMI sent inside the handler waits for its IRET (no nesting)");
 	resend = 3;
-	send_nmi(0, ICR_SELF);
+	send_nmi(0, APIC_ICR_SELF);
 	wait_for(&nmis[0], 6);
 	report_value("SDM Vol. 3A 6.7.1: three NMIs while blocked: one stays pending, taken after IRET",
 		     nmis[0], 5);

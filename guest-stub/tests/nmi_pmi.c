@@ -5,26 +5,14 @@
 #include "guest-stub/lib/report.h"
 #include "guest-stub/rt/rt.h"
 #include "guest-stub/tests/irq_stub.h"
+#include "include/x86/apic.h"
+#include "include/x86/pmu_msr.h"
+#include "include/x86/trap.h"
 
-#define APIC_PAGE	0xFEE00000u
-#define REG_SPIV	0x0F0
-#define REG_LVTPC	0x340
-#define LVT_NMI		(4u << 8)
-#define LVT_MASKED	(1u << 16)
-#define NMI_VECTOR	2
 #define SPURIOUS	0xFF
 
 /* SDM Vol. 3B 20.2.1.1 (PERFEVTSELx), 20.2.2 (GLOBAL_*), Table 20-1 (instructions retired). */
-#define MSR_PMC0		0xC1
-#define MSR_PERFEVTSEL0		0x186
-#define MSR_GLOBAL_STATUS	0x38E
-#define MSR_GLOBAL_CTRL		0x38F
-#define MSR_GLOBAL_OVF_CTRL	0x390
 #define EVTSEL_INSNS		0xC0
-#define EVTSEL_USR		(1u << 16)
-#define EVTSEL_OS		(1u << 17)
-#define EVTSEL_INT		(1u << 20)
-#define EVTSEL_EN		(1u << 22)
 
 #define PERIOD		1000	/* instructions to the first overflow */
 #define REARM_PERIOD	50	/* the handler's own instructions overflow it again */
@@ -35,18 +23,18 @@ static volatile uint64_t status_seen;
 
 static void apic_write(unsigned reg, uint32_t val)
 {
-	*(volatile uint32_t *)(uintptr_t)(APIC_PAGE + reg) = val;
+	*(volatile uint32_t *)(uintptr_t)(APIC_DEFAULT_BASE + reg) = val;
 }
 
 static uint32_t apic_read(unsigned reg)
 {
-	return *(volatile uint32_t *)(uintptr_t)(APIC_PAGE + reg);
+	return *(volatile uint32_t *)(uintptr_t)(APIC_DEFAULT_BASE + reg);
 }
 
 /* A write to PMC0 takes the low 32 bits, sign-extended (SDM Vol. 3B 20.2.5): 2^48 - n. */
 static void arm(uint32_t n)
 {
-	rt_wrmsr(MSR_PMC0, (uint32_t)-n);
+	rt_wrmsr(MSR_IA32_PMC0, (uint32_t)-n);
 }
 
 /*
@@ -60,11 +48,11 @@ void nmi_handler(void)
 
 	if (d > max_depth)
 		max_depth = d;
-	status_seen |= rt_rdmsr(MSR_GLOBAL_STATUS);
+	status_seen |= rt_rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
 	if (++pmis < PMIS) {
-		rt_wrmsr(MSR_GLOBAL_OVF_CTRL, 1);
+		rt_wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, 1);
 		arm(REARM_PERIOD);
-		apic_write(REG_LVTPC, LVT_NMI);
+		apic_write(APIC_LVT_PMC, APIC_LVT_NMI);
 		for (volatile unsigned i = 0; i < 2 * REARM_PERIOD; i++)
 			;
 	}
@@ -79,17 +67,18 @@ int main(void)
 		report_skip("no architectural PMU in CPUID.0AH");
 		return report_summary();
 	}
-	rt_idt_set_gate(NMI_VECTOR, nmi_entry, 0);
-	apic_write(REG_SPIV, 0x100 | SPURIOUS);
-	apic_write(REG_LVTPC, LVT_NMI);
-	rt_wrmsr(MSR_PERFEVTSEL0, EVTSEL_EN | EVTSEL_OS | EVTSEL_USR | EVTSEL_INT | EVTSEL_INSNS);
+	rt_idt_set_gate(EXC_NMI, nmi_entry, 0);
+	apic_write(APIC_SPIV, 0x100 | SPURIOUS);
+	apic_write(APIC_LVT_PMC, APIC_LVT_NMI);
+	rt_wrmsr(MSR_IA32_PERFEVTSEL0,
+		 EVTSEL_EN | EVTSEL_OS | EVTSEL_USR | EVTSEL_INT | EVTSEL_INSNS);
 	arm(PERIOD);
 	/* IF clear: a fixed-mode PMI could not come (SDM Vol. 3A 6.8.1); an NMI ignores IF. */
 	__asm__ volatile("cli" : : : "memory");
-	rt_wrmsr(MSR_GLOBAL_CTRL, 1);
+	rt_wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 1);
 	for (volatile unsigned i = 0; i < 2 * PERIOD; i++)
 		;
-	rt_wrmsr(MSR_GLOBAL_CTRL, 0);
+	rt_wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
 
 	report(pmis >= 1, "SDM Vol. 3A 11.5.1: a PMI with the LVTPC in NMI mode arrives as an NMI, "
 	       "IF clear");
@@ -97,8 +86,8 @@ int main(void)
 	report_value("re-armed from its handler: every overflow an NMI, none lost", pmis, PMIS);
 	report_value("SDM Vol. 3A 6.7.1: an overflow inside the handler waits for its IRET "
 		     "(handlers running at once)", max_depth, 1);
-	report((apic_read(REG_LVTPC) & LVT_MASKED) != 0,
+	report((apic_read(APIC_LVT_PMC) & APIC_LVT_MASKED) != 0,
 	       "SDM Vol. 3A 11.5.1: the last delivery masked the LVTPC");
-	rt_wrmsr(MSR_GLOBAL_OVF_CTRL, 1);
+	rt_wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, 1);
 	return report_summary();
 }

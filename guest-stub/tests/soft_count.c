@@ -11,15 +11,11 @@
 #include "guest-stub/tests/soft_guest.h"
 #include "include/perfvisor/hypercall.h"
 #include "include/perfvisor/pmu.h"
+#include "include/x86/pmu_msr.h"
+#include "include/x86/rflags.h"
 
 /* SDM Vol. 4 table 2-2; Vol. 3B 20.2.1.1 (PERFEVTSELx), table 20-1 (C0H, C4H). */
-#define MSR_PERFEVTSEL0		0x186
-#define MSR_PMC0		0xC1
-#define MSR_GLOBAL_CTRL		0x38F
-#define EVTSEL(ev)		((ev) | 1u << 16 | 1u << 17 | 1u << 22)
-#define EV_INSTRUCTIONS		0xC0
-#define EV_BRANCHES		0xC4
-#define RFLAGS_TF		(1ull << 8)
+#define EVTSEL(ev)		((ev) | EVTSEL_USR | EVTSEL_OS | EVTSEL_EN)
 /* The counters measured here: 0 and 1 may be the paravirtual a-mode ones (pv=1). */
 #define CTR_INSNS		2
 #define CTR_BRANCHES		3
@@ -107,7 +103,7 @@ static void counting(bool on)
 {
 	if (pv_mode && !pv_resume(on))
 		report(false, "RESUME of the a-mode control");
-	rt_wrmsr(MSR_GLOBAL_CTRL, on ? 1u << CTR_INSNS | 1u << CTR_BRANCHES : 0);
+	rt_wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, on ? 1u << CTR_INSNS | 1u << CTR_BRANCHES : 0);
 }
 
 /* Judges one window: the code's instructions and branches, as the source says hardware counts. */
@@ -282,7 +278,7 @@ static bool pv_resume(bool on)
 {
 	static const struct pv_control c = {
 		.ncounters = 1,
-		.evtsel = { EVTSEL(EV_INSTRUCTIONS) },
+		.evtsel = { EVTSEL(ARCH_EVENT_INST_RETIRED) },
 	}, nothing;
 
 	return soft_hypercall(HC_PMU_RESUME, (uintptr_t)(on ? &c : &nothing), 0) == 0;
@@ -307,9 +303,9 @@ int main(int argc, char **argv)
 	if (pv_mode)
 		report(soft_hypercall(HC_PMU_SETUP, (uintptr_t)pv_area, 1) == 0,
 		       "paravirtual PMU set up: windows step every instruction");
-	rt_wrmsr(MSR_GLOBAL_CTRL, 0);
-	rt_wrmsr(MSR_PERFEVTSEL0 + CTR_INSNS, EVTSEL(EV_INSTRUCTIONS));
-	rt_wrmsr(MSR_PERFEVTSEL0 + CTR_BRANCHES, EVTSEL(EV_BRANCHES));
+	rt_wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	rt_wrmsr(MSR_IA32_PERFEVTSEL0 + CTR_INSNS, EVTSEL(ARCH_EVENT_INST_RETIRED));
+	rt_wrmsr(MSR_IA32_PERFEVTSEL0 + CTR_BRANCHES, EVTSEL(ARCH_EVENT_BRANCH_RETIRED));
 	case_rep(rep_len);
 	case_faults();
 	case_traps();

@@ -9,15 +9,11 @@
 #include "guest-stub/rt/rt.h"
 #include "guest-stub/lib/report.h"
 #include "guest-stub/tests/soft_guest.h"
+#include "include/x86/dr.h"
+#include "include/x86/pmu_msr.h"
 
-#define MSR_PERFEVTSEL0		0x186
-#define MSR_GLOBAL_CTRL		0x38F
 /* Instructions retired at both rings (SDM Vol. 3B 20.2.1.1, table 20-1). */
-#define EVTSEL_INSTRUCTIONS	(0xC0 | 1u << 16 | 1u << 17 | 1u << 22)
-/* DR7 (SDM Vol. 3A 18.2.4): L2 on, its R/W and LEN 0 (execute); bit 10 reads as 1. */
-#define DR7_L(k)		(1ull << (2 * (k)))
-#define DR7_FIXED1		0x400ull
-#define DR6_B2			(1ull << 2)
+#define EVTSEL_INSTRUCTIONS	(ARCH_EVENT_INST_RETIRED | EVTSEL_USR | EVTSEL_OS | EVTSEL_EN)
 
 #define DR_WRITE(n, v)	__asm__ volatile("mov %0, %%dr" #n : : "r"((uint64_t)(v)))
 #define DR_READ(n, v)	__asm__ volatile("mov %%dr" #n ", %0" : "=r"(v))
@@ -76,16 +72,16 @@ static int case_watch(unsigned rounds)
 
 	rt_idt_set_gate(1, soft_db_entry, 0);
 	dr_write_all(dr, dr7);
-	rt_wrmsr(MSR_PERFEVTSEL0, EVTSEL_INSTRUCTIONS);
-	rt_wrmsr(MSR_GLOBAL_CTRL, 1);
+	rt_wrmsr(MSR_IA32_PERFEVTSEL0, EVTSEL_INSTRUCTIONS);
+	rt_wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 1);
 	for (unsigned r = 0; r < rounds; r++) {
 		watched();
 		differ += dr_differ(dr, dr7);
 	}
-	rt_wrmsr(MSR_GLOBAL_CTRL, 0);
+	rt_wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
 	report(soft_db_hits == rounds, "watch: its own breakpoint fired %llu times in %u calls",
 	       (unsigned long long)soft_db_hits, rounds);
-	report(soft_db_dr6 & DR6_B2, "watch: DR6 (%#llx) says breakpoint 2",
+	report(soft_db_dr6 & DR6_B(2), "watch: DR6 (%#llx) says breakpoint 2",
 	       (unsigned long long)soft_db_dr6);
 	report(differ == 0, "watch: %u reads of DR0-DR3/DR7 differed from its own values", differ);
 	DR_WRITE(7, DR7_FIXED1);

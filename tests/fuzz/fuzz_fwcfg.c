@@ -9,19 +9,19 @@ static uint8_t model_byte(uint16_t key, uint32_t i, uint64_t ram_size, uint16_t 
 	unsigned len;
 
 	switch (key) {
-	case KEY_SIGNATURE:
+	case FWCFG_SIGNATURE:
 		memcpy(item, "QEMU", 4);
 		len = 4;
 		break;
-	case KEY_ID:
+	case FWCFG_ID:
 		memcpy(item, (const uint8_t[]){ 1, 0, 0, 0 }, 4);
 		len = 4;
 		break;
-	case KEY_RAM_SIZE:
+	case FWCFG_RAM_SIZE:
 		for (len = 0; len < 8; len++)
 			item[len] = ram_size >> 8 * len;
 		break;
-	case KEY_NB_CPUS:
+	case FWCFG_NB_CPUS:
 		item[0] = ncpus;
 		item[1] = ncpus >> 8;
 		len = 2;
@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz in = fz_sequence(data, size);
 	uint64_t ram_size = fz_u64(&in);
-	uint16_t ncpus = fz_u16(&in), key = KEY_SIGNATURE;
+	uint16_t ncpus = fz_u16(&in), key = FWCFG_SIGNATURE;
 	uint32_t next = 0;
 	struct fwcfg f;
 

@@ -31,11 +31,11 @@ static void check_translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_acc
 {
 	struct gpt_result res, rd;
 	enum gpt_status st = gpt_translate(cpu, la, acc, &res);
-	uint64_t la_used = cpu->efer & GPT_EFER_LMA ? la : (uint32_t)la;
+	uint64_t la_used = cpu->efer & EFER_LMA ? la : (uint32_t)la;
 
 	FZ_CHECK(st <= GPT_BAD_MODE && res.la == la_used, "status %d, la 0x%llx", st,
 		 (unsigned long long)res.la);
-	if (st == GPT_OK && !(cpu->cr0 & GPT_CR0_PG))
+	if (st == GPT_OK && !(cpu->cr0 & CR0_PG))
 		FZ_CHECK(res.gpa == la_used, "paging off but translated");
 	if (st == GPT_PAGE_FAULT)
 		FZ_CHECK(!!(res.pf_ec & GPT_PF_W) == (acc == GPT_WRITE) &&

@@ -10,12 +10,12 @@ static void check_state(const struct vapic *a)
 	FZ_CHECK(!(a->irr[0] & 0xffff) && !(a->isr[0] & 0xffff), "vector below 16 taken");
 	FZ_CHECK(pending == -1 || (pending >= 16 && pending <= 255 && test_vec(a->irr, pending)),
 		 "pending %d", pending);
-	FZ_CHECK(!((a->esr | a->esr_pending) & ~(ESR_SEND_ILLEGAL | ESR_RECV_ILLEGAL |
-						   ESR_ILLEGAL_REG)), "ESR 0x%x", a->esr);
+	FZ_CHECK(!((a->esr | a->esr_pending) & ~(APIC_ESR_SEND_ILLEGAL | APIC_ESR_RECV_ILLEGAL |
+						   APIC_ESR_ILLEGAL_REG)), "ESR 0x%x", a->esr);
 	for (unsigned i = 0; i < VAPIC_LVT_N; i++)
-		FZ_CHECK(!(a->lvt[i] & ~(lvt_mask[i] | LVT_MASKED)) &&
-			 (a->spiv & SPIV_ENABLE || a->lvt[i] & LVT_MASKED), "LVT %u 0x%x", i,
-			 a->lvt[i]);
+		FZ_CHECK(!(a->lvt[i] & ~(lvt_mask[i] | APIC_LVT_MASKED)) &&
+			 (a->spiv & APIC_SPIV_ENABLE || a->lvt[i] & APIC_LVT_MASKED),
+			 "LVT %u 0x%x", i, a->lvt[i]);
 	FZ_CHECK(!a->timer_armed || a->timer_initial, "armed without a count");
 }
 
@@ -36,7 +36,7 @@ static void op_read(struct vapic *a, unsigned off, unsigned size, uint64_t now)
 
 	if (size < 4)
 		FZ_CHECK(!(v >> 8 * size), "%u-byte read 0x%x", size, v);
-	if (off == REG_TIMER_CCR && size == 4)
+	if (off == APIC_TIMER_CCR && size == 4)
 		FZ_CHECK(v <= a->timer_initial, "current count %u above %u", v, a->timer_initial);
 }
 
@@ -47,7 +47,7 @@ static void op_write(struct vapic *a, unsigned off, unsigned size, uint32_t val,
 
 	if (!vapic_write(a, off, size, val, now, &ipi))
 		return;
-	FZ_CHECK(off == REG_ICR_LO && size == 4, "IPI from a write to 0x%x", off);
+	FZ_CHECK(off == APIC_ICR_LO && size == 4, "IPI from a write to 0x%x", off);
 	FZ_CHECK(ipi.mode <= 7 && ipi.shorthand <= VAPIC_SH_OTHERS, "IPI mode %u", ipi.mode);
 	FZ_CHECK(ipi.vector >= 16 || (ipi.mode != VAPIC_DM_FIXED && ipi.mode != VAPIC_DM_LOWEST),
 		 "IPI vector %u", ipi.vector);
@@ -101,7 +101,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		case 5:
 			FZ_CHECK(vapic_pmi(&a) <= VAPIC_PMI_NMI, "PMI");
-			FZ_CHECK(a.lvt[VAPIC_LVT_PMC] & LVT_MASKED, "LVTPC unmasked after a PMI");
+			FZ_CHECK(a.lvt[VAPIC_LVT_PMC] & APIC_LVT_MASKED,
+				 "LVTPC unmasked after a PMI");
 			break;
 		case 6:
 			if (op & 0x80) {

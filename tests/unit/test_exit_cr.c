@@ -44,12 +44,6 @@ void dom_kill(struct domain *d, struct vcpu *v, const char *fmt, ...)
 	killed++;
 }
 
-#define CR4_VME		(1ull << 0)
-#define CR4_PGE		(1ull << 7)
-#define CR4_OSFXSR	(1ull << 9)
-#define CR4_UMIP	(1ull << 11)
-#define CR4_LA57	(1ull << 12)
-
 static struct domain dom;
 static struct vcpu vcpu = { .dom = &dom };
 
@@ -70,7 +64,7 @@ static void reset(void)
 	vmcs[VMCS_GUEST_CR0] = cr0_real(vmcs[VMCS_CR0_SHADOW]);
 	vmcs[VMCS_CR4_SHADOW] = CR4_PAE;
 	vmcs[VMCS_GUEST_CR4] = cr4_real(CR4_PAE);
-	vmcs[VMCS_GUEST_EFER] = MSR_EFER_LME | MSR_EFER_LMA;
+	vmcs[VMCS_GUEST_EFER] = EFER_LME | EFER_LMA;
 	vmcs[VMCS_ENTRY_CTLS] = ENTRY_IA32E_MODE;
 	memset(vcpu.gpr, 0, sizeof(vcpu.gpr));
 	vcpu.apic.tpr = 0;
@@ -146,12 +140,12 @@ static void test_cr0_writes(void)
 	      (CR0_CD | CR0_NW | CR0_PG | CR0_NE), "cr0: CD, NW, PG and NE are host-owned");
 	reset();
 	mov_cr(0, 0, GPR_RAX, CR0_NE);
-	check(!gp_injected && !(vmcs[VMCS_GUEST_EFER] & MSR_EFER_LMA) &&
+	check(!gp_injected && !(vmcs[VMCS_GUEST_EFER] & EFER_LMA) &&
 	      !(vmcs[VMCS_ENTRY_CTLS] & ENTRY_IA32E_MODE), "cr0: paging off leaves IA-32e mode");
 	reset();
 	vmcs[VMCS_GUEST_CR4] |= CR4_PCIDE;
 	mov_cr(0, 0, GPR_RAX, CR0_NE | CR0_PE);
-	check(gp_injected == 1 && !rip_advanced && (vmcs[VMCS_GUEST_EFER] & MSR_EFER_LMA),
+	check(gp_injected == 1 && !rip_advanced && (vmcs[VMCS_GUEST_EFER] & EFER_LMA),
 	      "cr0: clearing PG while CR4.PCIDE = 1 is #GP, IA-32e mode stays (SDM Vol. 2A MOV)");
 }
 

@@ -66,7 +66,7 @@ static void expect(const struct gpt_cpu *cpu, const char *what, uint64_t la, enu
 {
 	struct gpt_result res = { 0 };
 	enum gpt_status st = gpt_translate(cpu, la, acc, &res);
-	uint64_t want_la = cpu->efer & GPT_EFER_LMA ? la : (uint32_t)la;
+	uint64_t want_la = cpu->efer & EFER_LMA ? la : (uint32_t)la;
 	uint64_t got_val = st == GPT_PAGE_FAULT ? res.pf_ec : res.gpa;
 	bool ok = st == want;
 
@@ -91,8 +91,8 @@ static void test_no_paging(void)
 
 static void test_32bit(void)
 {
-	const uint64_t cr0 = GPT_CR0_PG;
-	struct gpt_cpu cpu = cpu_for(cr0, GPT_CR4_PSE, 0, 0x1000);
+	const uint64_t cr0 = CR0_PG;
+	struct gpt_cpu cpu = cpu_for(cr0, CR4_PSE, 0, 0x1000);
 
 	memset(ram, 0, sizeof(ram));
 	put32(0x1000 + 0 * 4, 0x2000 | P | RW | US);
@@ -123,7 +123,7 @@ static void test_32bit(void)
 	expect(&cpu, "32-bit PS ignored without CR4.PSE: table at 0xc00000", 0x412345, GPT_READ,
 	       GPT_BAD_GPA, 0x00c00000 + 0x12 * 4);
 
-	cpu.cr0 = cr0 | GPT_CR0_WP;
+	cpu.cr0 = cr0 | CR0_WP;
 	expect(&cpu, "32-bit supervisor write, WP=1", 0x6010, GPT_WRITE, GPT_PAGE_FAULT,
 	       GPT_PF_P | GPT_PF_W);
 
@@ -140,10 +140,10 @@ static void test_32bit(void)
 	expect(&cpu, "32-bit user write to read-only, WP=0", 0x6010, GPT_WRITE, GPT_PAGE_FAULT,
 	       GPT_PF_P | GPT_PF_W | GPT_PF_U);
 	/* Without SMEP, 32-bit paging never reports I/D, even with NXE (SDM Vol. 3A 4.7). */
-	cpu.efer = GPT_EFER_NXE;
+	cpu.efer = EFER_NXE;
 	expect(&cpu, "32-bit user fetch, not present: no I/D", 0x8000, GPT_FETCH, GPT_PAGE_FAULT,
 	       GPT_PF_U);
-	cpu.cr4 = GPT_CR4_SMEP;
+	cpu.cr4 = CR4_SMEP;
 	expect(&cpu, "32-bit user fetch, not present, SMEP: I/D", 0x8000, GPT_FETCH,
 	       GPT_PAGE_FAULT, GPT_PF_U | GPT_PF_I);
 
@@ -157,8 +157,8 @@ static void test_32bit(void)
 
 static void test_pae(void)
 {
-	const uint64_t cr4 = GPT_CR4_PAE;
-	struct gpt_cpu cpu = cpu_for(GPT_CR0_PG, cr4, GPT_EFER_NXE, 0x1020);
+	const uint64_t cr4 = CR4_PAE;
+	struct gpt_cpu cpu = cpu_for(CR0_PG, cr4, EFER_NXE, 0x1020);
 	const uint64_t pdptes[4] = { 0x2000, 0x2000 | P, 0, 0 };
 
 	memset(ram, 0, sizeof(ram));
@@ -237,9 +237,9 @@ static void build_4level(void)
 	put64(0x4000 + 0 * 8, 0x0 | P | RW | US | PS);
 }
 
-#define LM_CR0	(GPT_CR0_PG | GPT_CR0_WP)
-#define LM_CR4	GPT_CR4_PAE
-#define LM_EFER	(GPT_EFER_LMA | GPT_EFER_NXE)
+#define LM_CR0	(CR0_PG | CR0_WP)
+#define LM_CR4	CR4_PAE
+#define LM_EFER	(EFER_LMA | EFER_NXE)
 
 static void test_4level(void)
 {
@@ -268,7 +268,7 @@ static void test_4level(void)
 	expect(&cpu, "4-level bits 63:47 not a sign extension", 0xffff7fffffffffffull, GPT_READ,
 	       GPT_NON_CANONICAL, 0);
 
-	cpu.cr0 = GPT_CR0_PG;
+	cpu.cr0 = CR0_PG;
 	expect(&cpu, "4-level supervisor write, WP=0, read-only PDE", 0x400000, GPT_WRITE,
 	       GPT_OK, 0xb000);
 
@@ -281,7 +281,7 @@ static void test_4level(void)
 	       GPT_PF_P | GPT_PF_U);
 	expect(&cpu, "4-level user read", 0x1abc, GPT_READ, GPT_OK, 0x9abc);
 
-	cpu.cr4 = LM_CR4 | GPT_CR4_LA57;
+	cpu.cr4 = LM_CR4 | CR4_LA57;
 	expect(&cpu, "5-level paging refused", 0x1abc, GPT_READ, GPT_BAD_MODE, 0);
 }
 
