@@ -1,4 +1,4 @@
-/* Unit tests for hv/step.c against a modelled VMCS and a small guest RAM: TF, hidden flags, breakpoints, blocks, REP. */
+/* Unit tests for hv/step.c on a modelled VMCS and guest RAM: TF hidden, breakpoints, blocks, REP. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -320,7 +320,7 @@ static void test_int_frame(void)
 	      "TF cleared from the interrupt frame's RFLAGS, RIP slot untouched");
 }
 
-/* A fault is reflected: the faulting instruction does not retire (docs/soft-pmu.md, SDM 3B 20.2.1.2). */
+/* A reflected fault: the faulting instruction does not retire (SDM Vol. 3B 20.2.1.2). */
 static void test_fault_reflected(void)
 {
 	static const uint8_t pushf[] = { 0x9c };
@@ -351,7 +351,7 @@ static void test_fault_reflected(void)
 	      "TF cleared from the exception frame above its error code, error code untouched");
 }
 
-/* Plain instructions run as one block to a breakpoint, counted at the next exit (docs/soft-pmu.md How). */
+/* Plain instructions run as a block to a breakpoint, counted at the next exit (soft-pmu.md How). */
 static const uint8_t block3[] = {
 	0x31, 0xc0,		/* xor %eax,%eax */
 	0x83, 0xc0, 0x01,	/* add $0x1,%eax */
