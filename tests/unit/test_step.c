@@ -1,4 +1,4 @@
-/* Unit tests for hv/step.c on a modelled VMCS and guest RAM: TF hidden, breakpoints, blocks, REP. */
+/* Unit tests for hv/step.c on a modelled VMCS and guest RAM: hidden TF, breakpoints, blocks. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
