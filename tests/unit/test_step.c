@@ -28,6 +28,8 @@ static uint8_t ram[0x10000];
 #define STACK	0x8000ull
 
 static unsigned cpl;
+static enum insn_mode mode;
+static uint64_t cr0;
 static uint64_t room = ~0ull;
 static unsigned guest_free_slots = 0xF;	/* the DR slots the guest's DR7 leaves off */
 
@@ -64,7 +66,7 @@ enum gpt_status guest_write(struct vcpu *v, uint64_t la, const void *src, size_t
 
 enum insn_mode guest_code_mode(void)
 {
-	return INSN_MODE_64;
+	return mode;
 }
 
 unsigned guest_fetch_insn(struct vcpu *v, uint8_t bytes[INSN_MAX_LEN])
@@ -77,7 +79,7 @@ unsigned guest_fetch_insn(struct vcpu *v, uint8_t bytes[INSN_MAX_LEN])
 
 uint64_t vcpu_guest_cr0(void)
 {
-	return 1;	/* PE: IDT gates, not the real-mode IVT */
+	return cr0;
 }
 
 unsigned vcpu_cpl(void)
@@ -156,6 +158,8 @@ static void reset(const uint8_t *code, size_t len)
 	vmcs[VMCS_GUEST_IDTR_BASE] = IDT;
 	vmcs[VMCS_EXCEPTION_BITMAP] = GUEST_EXC_BITMAP;
 	cpl = 0;
+	mode = INSN_MODE_64;
+	cr0 = 1;	/* PE: IDT gates, not the real-mode IVT */
 	room = ~0ull;
 	guest_free_slots = 0xF;
 	retired = retired_null = blocks_told = warned = 0;
@@ -351,6 +355,70 @@ static void test_fault_reflected(void)
 	      "TF cleared from the exception frame above its error code, error code untouched");
 }
 
+/* Real mode: the handler is the IVT's segment:offset (SDM Vol. 3A 20.1.4). */
+static void test_real_mode_event(void)
+{
+	static const uint8_t nop[] = { 0x90 };
+
+	reset(nop, sizeof(nop));
+	mode = INSN_MODE_16;
+	cr0 = 0;
+	vmcs[VMCS_GUEST_IDTR_BASE] = 0;
+	memcpy(ram + 8 * 4, (uint16_t[]){ 0x0123, 0x0400 }, 4);	/* vector 8: 0400:0123 */
+	vmcs[VMCS_ENTRY_INTR_INFO] = INTR_INFO_VALID | 8;
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(vcpu.step.bp == STEP_BP_EVENT && slot_la[0] == 0x4123,
+	      "real mode, injected vector 8: breakpoint at 0x400 * 16 + 0x123");
+}
+
+/* 32-bit code: frame slots are 4 bytes, EFLAGS third (SDM Vol. 3A 6.12.1, figure 6-4). */
+static void test_frame32(void)
+{
+	static const uint8_t int3[] = { 0xcc };
+	uint8_t *g = ram + IDT + 3 * 8;
+
+	reset(int3, sizeof(int3));
+	mode = INSN_MODE_32;
+	memset(g, 0, 8);
+	g[0] = HANDLER & 0xFF;
+	g[1] = HANDLER >> 8;
+	g[5] = 0x8E;
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(vcpu.step.bp == STEP_BP_INSN && slot_la[0] == HANDLER,
+	      "32-bit INT3: breakpoint on its 8-byte gate's handler");
+	vmcs[VMCS_GUEST_RSP] = STACK - 12;
+	memcpy(ram + STACK - 12, (uint32_t[]){ CODE + 1, 8, 0x202 | RFLAGS_TF }, 12);
+	vmcs[VMCS_GUEST_RIP] = HANDLER;
+	step_on_exit(&vcpu);
+	check(step_handle_db(&vcpu, 1u << 0) && retired == 1 &&
+	      !memcmp(ram + STACK - 12, (uint32_t[]){ CODE + 1, 8, 0x202 }, 12),
+	      "at the handler: INT3 told once, TF cleared from the 32-bit frame's EFLAGS");
+}
+
+/* A block's RET goes where the stack says: a breakpoint there (docs/soft-pmu.md How 1). */
+static void test_ret_block(void)
+{
+	static const uint8_t pop_ret[] = { 0x5b, 0xc3 };	/* pop %rbx; ret */
+
+	reset(pop_ret, sizeof(pop_ret));
+	ram_put_u64(STACK + 8, 0x3000);
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(vcpu.step.block_on && vcpu.step.block.n == 2 && slot_la[0] == 0x3000,
+	      "POP; RET: one block, breakpoint at the return address at RSP + 8");
+	vmcs[VMCS_GUEST_RIP] = 0x3000;
+	step_on_exit(&vcpu);
+	check(block_n == 2 && block_branches == 1, "at the return address: 2 told, 1 branch");
+	reset(pop_ret, sizeof(pop_ret));
+	vmcs[VMCS_GUEST_RSP] = sizeof(ram) - 8;	/* the return address is not readable */
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(vcpu.step.block_on && vcpu.step.block.n == 1 && slot_la[0] == CODE + 1,
+	      "return address unreadable: the RET is left out, to be stepped");
+}
+
 /* Plain instructions run as a block to a breakpoint, counted at the next exit (soft-pmu.md How). */
 static const uint8_t block3[] = {
 	0x31, 0xc0,		/* xor %eax,%eax */
@@ -520,6 +588,9 @@ int main(void)
 	test_syscall();
 	test_int_frame();
 	test_fault_reflected();
+	test_real_mode_event();
+	test_frame32();
+	test_ret_block();
 	test_block_at_breakpoint();
 	test_block_mid();
 	test_no_block();
