@@ -1,0 +1,601 @@
+/* Unit tests for hv/step.c on a modelled VMCS and guest RAM: hidden TF, breakpoints, blocks. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tests/unit/unit.h"
+#include "tests/unit/vmcs_model.h"
+
+/* RDMSR would fault in a host process: step.c's reads IA32_LSTAR from the model. */
+#include "lib/cpu.h"
+#define rdmsr model_rdmsr
+#define GUEST_LSTAR	0x6000ull
+static uint64_t model_rdmsr(uint32_t msr)
+{
+	return msr == 0xC0000082 ? GUEST_LSTAR : 0;
+}
+
+#include "hv/step.c"
+#include "hv/step_block.c"
+#include "pmu/soft_classify.c"
+
+/* Guest RAM: linear = physical from 0, flat segments, nothing mapped above it. */
+static uint8_t ram[0x10000];
+
+#define CODE	0x1000ull
+#define IDT	0x2000ull
+#define HANDLER	0x5000ull
+#define STACK	0x8000ull
+
+static unsigned cpl;
+static enum insn_mode mode;
+static uint64_t cr0;
+static uint64_t room = ~0ull;
+static unsigned guest_free_slots = 0xF;	/* the DR slots the guest's DR7 leaves off */
+
+/* What the stepper told the PMU and the debug registers. */
+static unsigned retired, retired_null, blocks_told, warned;
+static struct soft_insn last_insn;
+static uint64_t block_n, block_branches;
+static uint64_t slot_la[4], entry_dr7;
+
+enum gpt_status guest_read(struct vcpu *v, void *dst, uint64_t la, size_t len,
+			   enum gpt_access acc, struct gpt_result *res)
+{
+	(void)v;
+	(void)acc;
+	if (la >= sizeof(ram) || len > sizeof(ram) - la) {
+		res->la = la;
+		return GPT_PAGE_FAULT;
+	}
+	memcpy(dst, ram + la, len);
+	return GPT_OK;
+}
+
+enum gpt_status guest_write(struct vcpu *v, uint64_t la, const void *src, size_t len,
+			    struct gpt_result *res)
+{
+	(void)v;
+	if (la >= sizeof(ram) || len > sizeof(ram) - la) {
+		res->la = la;
+		return GPT_PAGE_FAULT;
+	}
+	memcpy(ram + la, src, len);
+	return GPT_OK;
+}
+
+enum insn_mode guest_code_mode(void)
+{
+	return mode;
+}
+
+unsigned guest_fetch_insn(struct vcpu *v, uint8_t bytes[INSN_MAX_LEN])
+{
+	struct gpt_result res;
+
+	return guest_read(v, bytes, vmcs[VMCS_GUEST_RIP], INSN_MAX_LEN, GPT_FETCH, &res) == GPT_OK ?
+	       INSN_MAX_LEN : 0;
+}
+
+uint64_t vcpu_guest_cr0(void)
+{
+	return cr0;
+}
+
+unsigned vcpu_cpl(void)
+{
+	return cpl;
+}
+
+uint64_t pmu_step_room(struct vcpu *v, unsigned c)
+{
+	(void)v;
+	(void)c;
+	return room;
+}
+
+void pmu_retired(struct vcpu *v, const struct soft_insn *insn, unsigned c)
+{
+	(void)v;
+	(void)c;
+	if (!insn) {
+		retired_null++;
+		return;
+	}
+	retired++;
+	last_insn = *insn;
+}
+
+void pmu_retired_block(struct vcpu *v, uint64_t n, unsigned branches, unsigned c)
+{
+	(void)v;
+	(void)c;
+	blocks_told++;
+	block_n += n;
+	block_branches += branches;
+}
+
+unsigned dr_free_slots(const struct vcpu *v)
+{
+	(void)v;
+	return guest_free_slots;
+}
+
+void dr_set_slot(unsigned k, uint64_t la)
+{
+	slot_la[k] = la;
+}
+
+void dr_before_entry(struct vcpu *v, uint64_t step_dr7)
+{
+	(void)v;
+	entry_dr7 = step_dr7;
+}
+
+void printk_level(enum log_level level, const char *fmt, ...)
+{
+	(void)level;
+	(void)fmt;
+	warned++;
+}
+
+static struct domain dom;
+static struct vcpu vcpu = { .dom = &dom };
+
+#define GUEST_EXC_BITMAP	(1u << 14)	/* what the VCPU intercepted before stepping */
+
+/* A 64-bit guest at CODE with `code` there, RSP at STACK, RFLAGS with IF, not stepping. */
+static void reset(const uint8_t *code, size_t len)
+{
+	memset(vmcs, 0, sizeof(vmcs));
+	memset(ram, 0xf4, sizeof(ram));	/* HLT everywhere else: never in a block */
+	memcpy(ram + CODE, code, len);
+	memset(&vcpu.step, 0, sizeof(vcpu.step));
+	memset(vcpu.gpr, 0, sizeof(vcpu.gpr));
+	vmcs[VMCS_GUEST_RIP] = CODE;
+	vmcs[VMCS_GUEST_RSP] = STACK;
+	vmcs[VMCS_GUEST_RFLAGS] = 0x202;
+	vmcs[VMCS_GUEST_IDTR_BASE] = IDT;
+	vmcs[VMCS_EXCEPTION_BITMAP] = GUEST_EXC_BITMAP;
+	cpl = 0;
+	mode = INSN_MODE_64;
+	cr0 = 1;	/* PE: IDT gates, not the real-mode IVT */
+	room = ~0ull;
+	guest_free_slots = 0xF;
+	retired = retired_null = blocks_told = warned = 0;
+	block_n = block_branches = 0;
+	memset(&last_insn, 0, sizeof(last_insn));
+	memset(slot_la, 0, sizeof(slot_la));
+	entry_dr7 = 0;
+}
+
+/* A 64-bit interrupt gate for vector at IDT (SDM Vol. 3A 6.14.1, figure 6-8). */
+static void idt_gate(unsigned vector, uint64_t handler)
+{
+	uint8_t *g = ram + IDT + vector * 16;
+
+	memset(g, 0, 16);
+	g[0] = handler;
+	g[1] = handler >> 8;
+	g[6] = handler >> 16;
+	g[7] = handler >> 24;
+	memcpy(g + 8, (uint32_t[]){ handler >> 32 }, 4);
+	g[5] = 0x8E;
+}
+
+static uint64_t ram_u64(uint64_t la)
+{
+	uint64_t x;
+
+	memcpy(&x, ram + la, 8);
+	return x;
+}
+
+static void ram_put_u64(uint64_t la, uint64_t x)
+{
+	memcpy(ram + la, &x, 8);
+}
+
+static bool tf(void)
+{
+	return vmcs[VMCS_GUEST_RFLAGS] & RFLAGS_TF;
+}
+
+/* The guest trapped after one instruction: RIP moved to next, #DB exit with DR6.BS. */
+static bool single_step_to(uint64_t next)
+{
+	vmcs[VMCS_GUEST_RIP] = next;
+	step_on_exit(&vcpu);
+	return step_handle_db(&vcpu, DB_BS);
+}
+
+/* TF only while counting; the exception bitmap widened and restored (docs/soft-pmu.md, How 3). */
+static void test_tf_only_while_counting(void)
+{
+	static const uint8_t pushf[] = { 0x9c };	/* pushfq: never in a block */
+
+	reset(pushf, sizeof(pushf));
+	step_before_entry(&vcpu);
+	check(!tf() && vmcs[VMCS_EXCEPTION_BITMAP] == GUEST_EXC_BITMAP && !entry_dr7,
+	      "not counting: TF clear, exception bitmap and DR7 the guest's own");
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(tf() && vcpu.step.active, "counting, an instruction no block holds: RFLAGS.TF set "
+	      "before entry (SDM Vol. 3A 18.3.1.4)");
+	check(vmcs[VMCS_EXCEPTION_BITMAP] == (GUEST_EXC_BITMAP | STEP_EXCEPTIONS) &&
+	      (STEP_EXCEPTIONS & 1u << EXC_DB) && !(STEP_EXCEPTIONS & (1u << 3 | 1u << 4 | 1u << 18)),
+	      "counting: every exception but #BP, #OF, #MC exits (docs/soft-pmu.md, exceptions)");
+	vcpu.step.want = false;
+	vmcs[VMCS_GUEST_PENDING_DBG] = DB_BS | 1;
+	step_before_entry(&vcpu);
+	check(!tf() && !vcpu.step.active &&
+	      vmcs[VMCS_EXCEPTION_BITMAP] == (GUEST_EXC_BITMAP | 1u << EXC_DB),
+	      "stopped: TF cleared, the guest's bitmap back with #DB kept (its DR6 is a shadow)");
+	check(vmcs[VMCS_GUEST_PENDING_DBG] == 1,
+	      "stopped: the stray single-step bit is cleared from the pending debug exceptions, "
+	      "the rest kept (PLATFORM-NOTES, Bochs; SDM Vol. 3C 25.4.2)");
+}
+
+/* Bochs copies BS into the pending debug exceptions at every exit (PLATFORM-NOTES). */
+static void test_stray_single_step(void)
+{
+	static const uint8_t nop_hlt[] = { 0x90, 0xf4 };
+
+	reset(nop_hlt, sizeof(nop_hlt));
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	vmcs[VMCS_GUEST_PENDING_DBG] = DB_BS | 2;
+	step_on_exit(&vcpu);
+	check(vmcs[VMCS_GUEST_PENDING_DBG] == 2,
+	      "any exit while stepping: pending BS cleared, other pending bits kept (PLATFORM-NOTES)");
+	vmcs[VMCS_GUEST_PENDING_DBG] = DB_BS;
+	step_handle_db(&vcpu, 1u << 0);
+	check(!vmcs[VMCS_GUEST_PENDING_DBG], "a #DB exit while stepping: pending BS cleared");
+}
+
+/* PUSHF pushes RFLAGS with the stepping TF: the image loses it (docs/soft-pmu.md, rules). */
+static void test_pushf_image(void)
+{
+	static const uint8_t pushf[] = { 0x9c };
+
+	reset(pushf, sizeof(pushf));
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	/* What PUSHFQ did with TF set (SDM Vol. 2B PUSHF): RSP - 8 = RFLAGS. */
+	vmcs[VMCS_GUEST_RSP] = STACK - 8;
+	ram_put_u64(STACK - 8, 0x202 | RFLAGS_TF);
+	check(single_step_to(CODE + 1) && retired == 1 && last_insn.pushes_flags,
+	      "PUSHF's trap: the stepper's own #DB, PUSHF told to the PMU once");
+	check(ram_u64(STACK - 8) == 0x202, "TF cleared from the PUSHF image the guest wrote, "
+	      "nothing else changed");
+	ram_put_u64(STACK - 8, 0x202 | RFLAGS_TF);
+	step_before_entry(&vcpu);
+	vmcs[VMCS_GUEST_RIP] = CODE + 2;
+	check(!step_handle_db(&vcpu, 1u << 1) && retired == 1,
+	      "a #DB the stepper did not arm (guest's DR1) is the guest's, nothing counted");
+}
+
+/* SYSCALL with FMASK.TF: no trap; a breakpoint at LSTAR in a free slot; R11 without TF. */
+static void test_syscall(void)
+{
+	static const uint8_t syscall[] = { 0x0f, 0x05 };
+
+	reset(syscall, sizeof(syscall));
+	guest_free_slots = 0x6;	/* the guest's DR7 enables DR0 and DR3 */
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(vcpu.step.bp == STEP_BP_INSN && slot_la[1] == GUEST_LSTAR && !slot_la[0] &&
+	      vcpu.step.bp_slots == 1u << 1 && entry_dr7 == 1ull << 2,
+	      "SYSCALL: execute breakpoint at IA32_LSTAR in DR1, the first slot the guest's DR7 "
+	      "leaves off; L1 only (SDM Vol. 3A 18.2.4, docs/soft-pmu.md isolation)");
+	/* SYSCALL ran (SDM Vol. 2B SYSCALL): R11 = RFLAGS with TF, RIP = LSTAR, breakpoint fires. */
+	vcpu.gpr[GPR_R11] = 0x202 | RFLAGS_TF;
+	vmcs[VMCS_GUEST_RIP] = GUEST_LSTAR;
+	step_on_exit(&vcpu);
+	check(step_handle_db(&vcpu, 1u << 1) && retired == 1 && last_insn.flags_to_r11,
+	      "the breakpoint at LSTAR: SYSCALL told to the PMU once");
+	check(vcpu.gpr[GPR_R11] == 0x202, "TF cleared from SYSCALL's R11 (docs/soft-pmu.md rules)");
+	check(vmcs[VMCS_GUEST_RFLAGS] & RFLAGS_RF,
+	      "RF set so the breakpoint does not fire again at once (SDM Vol. 3A 18.3.1.1)");
+}
+
+/* INT n: TF cleared through the gate; its handler's breakpoint finds TF in the frame. */
+static void test_int_frame(void)
+{
+	static const uint8_t int80[] = { 0xcd, 0x80 };
+
+	reset(int80, sizeof(int80));
+	idt_gate(0x80, HANDLER);
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(vcpu.step.bp == STEP_BP_INSN && slot_la[0] == HANDLER,
+	      "INT 0x80: breakpoint on its IDT gate's handler (SDM Vol. 3A 6.14.1)");
+	/* The delivery pushed SS, RSP, RFLAGS (with TF), CS, RIP (SDM Vol. 3A 6.14.2). */
+	vmcs[VMCS_GUEST_RSP] = STACK - 40;
+	ram_put_u64(STACK - 40, CODE + 2);
+	ram_put_u64(STACK - 32, 8);
+	ram_put_u64(STACK - 24, 0x202 | RFLAGS_TF);
+	vmcs[VMCS_GUEST_RIP] = HANDLER;
+	vmcs[VMCS_GUEST_RFLAGS] = 0x2;
+	step_on_exit(&vcpu);
+	check(step_handle_db(&vcpu, 1u << 0) && retired == 1 && last_insn.branch,
+	      "at the handler: INT n told once, as a branch (SDM Vol. 3B table 20-1)");
+	check(ram_u64(STACK - 24) == 0x202 && ram_u64(STACK - 40) == CODE + 2,
+	      "TF cleared from the interrupt frame's RFLAGS, RIP slot untouched");
+}
+
+/* A reflected fault: the faulting instruction does not retire (SDM Vol. 3B 20.2.1.2). */
+static void test_fault_reflected(void)
+{
+	static const uint8_t pushf[] = { 0x9c };
+
+	reset(pushf, sizeof(pushf));
+	idt_gate(14, HANDLER);
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	/* PUSHF faulted (#PF exit): RIP stays, the exit handler reflects the #PF with an error code. */
+	step_on_exit(&vcpu);
+	vmcs[VMCS_ENTRY_INTR_INFO] = INTR_INFO_VALID | INTR_TYPE_HW_EXCEPTION |
+				     INTR_INFO_DELIVER_ERROR | 14;
+	step_before_entry(&vcpu);
+	check(tf() && vcpu.step.bp == STEP_BP_EVENT && slot_la[0] == HANDLER && !retired,
+	      "reflected #PF: nothing told for the faulting PUSHF, breakpoint on the #PF handler");
+	/* Delivery pushed SS, RSP, RFLAGS (TF), CS, RIP, error code (SDM Vol. 3A 6.14.2). */
+	vmcs[VMCS_ENTRY_INTR_INFO] = 0;
+	vmcs[VMCS_GUEST_RSP] = STACK - 48;
+	ram_put_u64(STACK - 48, 2);
+	ram_put_u64(STACK - 40, CODE);
+	ram_put_u64(STACK - 32, 8);
+	ram_put_u64(STACK - 24, 0x202 | RFLAGS_TF);
+	vmcs[VMCS_GUEST_RIP] = HANDLER;
+	step_on_exit(&vcpu);
+	check(step_handle_db(&vcpu, 1u << 0) && !retired && !blocks_told,
+	      "at the handler's breakpoint: an exception is no instruction, nothing told");
+	check(ram_u64(STACK - 24) == 0x202 && ram_u64(STACK - 48) == 2,
+	      "TF cleared from the exception frame above its error code, error code untouched");
+}
+
+/* Real mode: the handler is the IVT's segment:offset (SDM Vol. 3A 20.1.4). */
+static void test_real_mode_event(void)
+{
+	static const uint8_t nop[] = { 0x90 };
+
+	reset(nop, sizeof(nop));
+	mode = INSN_MODE_16;
+	cr0 = 0;
+	vmcs[VMCS_GUEST_IDTR_BASE] = 0;
+	memcpy(ram + 8 * 4, (uint16_t[]){ 0x0123, 0x0400 }, 4);	/* vector 8: 0400:0123 */
+	vmcs[VMCS_ENTRY_INTR_INFO] = INTR_INFO_VALID | 8;
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(vcpu.step.bp == STEP_BP_EVENT && slot_la[0] == 0x4123,
+	      "real mode, injected vector 8: breakpoint at 0x400 * 16 + 0x123");
+}
+
+/* 32-bit code: frame slots are 4 bytes, EFLAGS third (SDM Vol. 3A 6.12.1, figure 6-4). */
+static void test_frame32(void)
+{
+	static const uint8_t int3[] = { 0xcc };
+	uint8_t *g = ram + IDT + 3 * 8;
+
+	reset(int3, sizeof(int3));
+	mode = INSN_MODE_32;
+	memset(g, 0, 8);
+	g[0] = HANDLER & 0xFF;
+	g[1] = HANDLER >> 8;
+	g[5] = 0x8E;
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(vcpu.step.bp == STEP_BP_INSN && slot_la[0] == HANDLER,
+	      "32-bit INT3: breakpoint on its 8-byte gate's handler");
+	vmcs[VMCS_GUEST_RSP] = STACK - 12;
+	memcpy(ram + STACK - 12, (uint32_t[]){ CODE + 1, 8, 0x202 | RFLAGS_TF }, 12);
+	vmcs[VMCS_GUEST_RIP] = HANDLER;
+	step_on_exit(&vcpu);
+	check(step_handle_db(&vcpu, 1u << 0) && retired == 1 &&
+	      !memcmp(ram + STACK - 12, (uint32_t[]){ CODE + 1, 8, 0x202 }, 12),
+	      "at the handler: INT3 told once, TF cleared from the 32-bit frame's EFLAGS");
+}
+
+/* A block's RET goes where the stack says: a breakpoint there (docs/soft-pmu.md How 1). */
+static void test_ret_block(void)
+{
+	static const uint8_t pop_ret[] = { 0x5b, 0xc3 };	/* pop %rbx; ret */
+
+	reset(pop_ret, sizeof(pop_ret));
+	ram_put_u64(STACK + 8, 0x3000);
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(vcpu.step.block_on && vcpu.step.block.n == 2 && slot_la[0] == 0x3000,
+	      "POP; RET: one block, breakpoint at the return address at RSP + 8");
+	vmcs[VMCS_GUEST_RIP] = 0x3000;
+	step_on_exit(&vcpu);
+	check(block_n == 2 && block_branches == 1, "at the return address: 2 told, 1 branch");
+	reset(pop_ret, sizeof(pop_ret));
+	vmcs[VMCS_GUEST_RSP] = sizeof(ram) - 8;	/* the return address is not readable */
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(vcpu.step.block_on && vcpu.step.block.n == 1 && slot_la[0] == CODE + 1,
+	      "return address unreadable: the RET is left out, to be stepped");
+}
+
+/* Plain instructions run as a block to a breakpoint, counted at the next exit (soft-pmu.md How). */
+static const uint8_t block3[] = {
+	0x31, 0xc0,		/* xor %eax,%eax */
+	0x83, 0xc0, 0x01,	/* add $0x1,%eax */
+	0x48, 0x89, 0xd8,	/* mov %rbx,%rax */
+	0x9c,			/* pushfq: ends the block, stepped */
+};
+
+static void test_block_at_breakpoint(void)
+{
+	reset(block3, sizeof(block3));
+	guest_free_slots = 0x8;	/* the guest uses DR0-DR2 */
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(!tf() && vcpu.step.block_on && slot_la[3] == CODE + 8 && entry_dr7 == 1ull << 6 &&
+	      !slot_la[0] && !slot_la[1] && !slot_la[2],
+	      "three plain instructions: TF clear, one breakpoint at the block's end in DR3, the "
+	      "only slot the guest leaves (SDM Vol. 3A 18.2.4)");
+	vmcs[VMCS_GUEST_RIP] = CODE + 8;
+	step_on_exit(&vcpu);
+	check(blocks_told == 1 && block_n == 3 && !block_branches && !retired,
+	      "exit at the breakpoint: the block told once, 3 instructions, no branch");
+	check(step_handle_db(&vcpu, 1u << 3) && blocks_told == 1 && block_n == 3 && !retired,
+	      "the breakpoint's #DB is the stepper's and counts nothing more");
+	step_before_entry(&vcpu);
+	check(tf() && !vcpu.step.block_on, "then the PUSHF is single-stepped");
+}
+
+static void test_block_mid(void)
+{
+	reset(block3, sizeof(block3));
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	/* An interrupt (any exit) after the xor and the add (docs/soft-pmu.md How 2). */
+	vmcs[VMCS_GUEST_RIP] = CODE + 5;
+	step_on_exit(&vcpu);
+	check(blocks_told == 1 && block_n == 2 && !warned,
+	      "exit mid-block: the 2 instructions before RIP told once");
+	step_on_exit(&vcpu);
+	check(blocks_told == 1, "a second exit without an entry counts nothing again");
+	step_before_entry(&vcpu);
+	check(vcpu.step.block_on && slot_la[0] == CODE + 8,
+	      "the next block starts at RIP, same end breakpoint");
+	vmcs[VMCS_GUEST_RIP] = CODE + 8;
+	step_on_exit(&vcpu);
+	check(blocks_told == 2 && block_n == 3, "its end: 1 more, 3 in all, none twice");
+	reset(block3, sizeof(block3));
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	step_on_exit(&vcpu);
+	check(!blocks_told, "exit before the block's first instruction: nothing told");
+	for (int i = 0; i < 2; i++) {
+		vmcs[VMCS_GUEST_RIP] = CODE;
+		step_before_entry(&vcpu);
+		vmcs[VMCS_GUEST_RIP] = CODE + 1;
+		step_on_exit(&vcpu);
+	}
+	check(warned == 1, "exit inside an instruction of the block: said once, not at every exit");
+}
+
+/* No free slot, a shadow, or no room: no block, the instruction is stepped. */
+static void test_no_block(void)
+{
+	reset(block3, sizeof(block3));
+	guest_free_slots = 0;
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(tf() && !vcpu.step.block_on && !entry_dr7,
+	      "the guest enables all four breakpoints: no block, stepped (docs/soft-pmu.md isolation)");
+	reset(block3, sizeof(block3));
+	vmcs[VMCS_GUEST_INTERRUPTIBILITY] = 1;
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(tf() && !vcpu.step.block_on,
+	      "under an STI shadow: stepped (SDM Vol. 3C 25.4.2; docs/soft-pmu.md rules)");
+	reset(block3, sizeof(block3));
+	room = 0;
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(tf() && !vcpu.step.block_on, "a counter overflows at the next instruction: stepped");
+	reset(block3, sizeof(block3));
+	room = 2;
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(vcpu.step.block_on && vcpu.step.block.n == 2 && slot_la[0] == CODE + 5,
+	      "a counter overflows after 2: the block is cut there (docs/soft-pmu.md, Overflow)");
+}
+
+/* REP MOVSB retires once, after its last iteration (docs/soft-pmu.md rules; SDM Vol. 2B REP). */
+static void test_rep(void)
+{
+	static const uint8_t rep_movsb[] = { 0xf3, 0xa4, 0x9c };
+	static const uint8_t xor_rep[] = { 0x31, 0xc0, 0xf3, 0xa4, 0x9c };
+
+	reset(rep_movsb, sizeof(rep_movsb));
+	vmcs[VMCS_GUEST_INTERRUPTIBILITY] = 1;	/* stepped, not a block */
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	vmcs[VMCS_GUEST_INTERRUPTIBILITY] = 0;
+	check(tf() && vcpu.step.insn.rep_string, "REP MOVSB stepped, known as a REP string");
+	check(single_step_to(CODE) && !retired,
+	      "trap after an iteration, RIP still on it: the stepper's, nothing told");
+	room = 0;	/* keep stepping it */
+	step_before_entry(&vcpu);
+	check(single_step_to(CODE) && !retired, "another iteration: still nothing");
+	step_before_entry(&vcpu);
+	check(single_step_to(CODE + 2) && retired == 1 && vcpu.step.steps == 1,
+	      "the last iteration moves RIP: told once");
+
+	/* In a block: interrupted mid-string, then completed (docs/soft-pmu.md How 2). */
+	reset(xor_rep, sizeof(xor_rep));
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	vmcs[VMCS_GUEST_RIP] = CODE + 2;
+	step_on_exit(&vcpu);
+	step_before_entry(&vcpu);
+	vmcs[VMCS_GUEST_RIP] = CODE + 2;
+	step_on_exit(&vcpu);
+	step_before_entry(&vcpu);
+	vmcs[VMCS_GUEST_RIP] = CODE + 4;
+	step_on_exit(&vcpu);
+	check(block_n == 2 && !retired,
+	      "XOR then REP MOVSB interrupted twice in blocks: 2 instructions in all");
+}
+
+/* MOV SS holds the trap back one instruction: both retire at it (SDM Vol. 3A 6.8.3). */
+static void test_mov_ss(void)
+{
+	static const uint8_t mov_ss[] = { 0x8e, 0xd0, 0x90, 0x9c };	/* mov %eax,%ss; nop */
+
+	reset(mov_ss, sizeof(mov_ss));
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(tf() && vcpu.step.insn.ss_shadow, "MOV SS stepped, known to hold the trap back");
+	check(single_step_to(CODE + 3) && retired == 1 && retired_null == 1,
+	      "the trap after MOV SS and the NOP: two instructions told");
+}
+
+/* A loop's block is entered with RF so its own start does not fire (SDM Vol. 3A 18.3.1.1). */
+static void test_loop_block(void)
+{
+	static const uint8_t loop[] = {
+		0xff, 0xc8,	/* dec %eax */
+		0x75, 0xfc,	/* jne CODE */
+	};
+
+	reset(loop, sizeof(loop));
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(vcpu.step.block_on && (vmcs[VMCS_GUEST_RFLAGS] & RFLAGS_RF) &&
+	      vcpu.step.bp_slots == 3 && (slot_la[0] == CODE + 4 || slot_la[1] == CODE + 4) &&
+	      (slot_la[0] == CODE || slot_la[1] == CODE),
+	      "DEC; JNE back: breakpoints on both targets, entered with RF");
+	/* One turn: the branch went back, RF cleared by the completed instructions. */
+	vmcs[VMCS_GUEST_RFLAGS] &= ~RFLAGS_RF;
+	vmcs[VMCS_GUEST_RIP] = CODE;
+	step_on_exit(&vcpu);
+	check(blocks_told == 1 && block_n == 2 && block_branches == 1,
+	      "back at its start with RF clear: one whole turn, 2 instructions, 1 branch");
+}
+
+int main(void)
+{
+	test_tf_only_while_counting();
+	test_stray_single_step();
+	test_pushf_image();
+	test_syscall();
+	test_int_frame();
+	test_fault_reflected();
+	test_real_mode_event();
+	test_frame32();
+	test_ret_block();
+	test_block_at_breakpoint();
+	test_block_mid();
+	test_no_block();
+	test_rep();
+	test_mov_ss();
+	test_loop_block();
+	return unit_summary();
+}
