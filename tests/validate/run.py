@@ -177,7 +177,7 @@ def judge_native(lines):
     reasons = []
     if "NO PMU" not in text:
         reasons.append("the guest did not say that there is no PMU")
-    if not re.search(r"^\d+ passed, 0 failed$", text, re.M):
+    if not re.search(r"^\[[^]]*\] \d+ passed, 0 failed$", text, re.M):
         reasons.append("the microbenchmark did not finish")
     return reasons
 
