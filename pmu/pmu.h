@@ -75,6 +75,8 @@ bool pmu_owns_msr(uint32_t msr);
 /* Trap-and-emulate: VPMU_OK, VPMU_GP (inject #GP) or VPMU_NOT_PMU (not ours). */
 enum vpmu_result pmu_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val);
 enum vpmu_result pmu_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val);
+/* What pmu_wrmsr would answer, with no effect: a WRMSR retires before it takes effect. */
+enum vpmu_result pmu_wrmsr_check(struct vcpu *v, uint32_t msr, uint64_t val);
 enum vpmu_result pmu_rdpmc(struct vcpu *v, uint32_t ecx, bool pce, uint64_t *val);
 void pmu_cpuid(struct vcpu *v, uint32_t *eax, uint32_t *ebx, uint32_t *ecx, uint32_t *edx);
 
