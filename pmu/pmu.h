@@ -51,6 +51,7 @@ struct pmu_vcpu {
 	uint64_t exit_tsc;		/* host TSC at the last VM exit (0: none since switch-in) */
 	uint64_t hv_ticks;		/* hypervisor time on this VCPU's exits (vcpu, hybrid modes) */
 	uint64_t hv_counted;		/* of which an enabled instructions counter took (vcpu mode) */
+	uint64_t hv_counted_branches;	/* hypervisor branches an enabled branches counter took */
 	uint64_t retired;		/* guest instructions the soft backend saw retire */
 	unsigned entry_cpl;		/* guest CPL at the last VM entry */
 	uint32_t active;		/* events some counter counts at some ring (enum vpmu_event bits),
