@@ -514,9 +514,9 @@ static __attribute__((noinline)) int measure(struct papi_eventset *set, uint64_t
 }
 
 /*
- * PAPI_TOT_INS (i-mode) read twice around n iterations of a 4-instruction loop, while the
- * thread runs: the second read less the first. The reads' own instructions are the same at
- * any n, so two calls (n and 2n) differ by exactly the 4n instructions of the extra work.
+ * PAPI_TOT_INS (i-mode) read twice around workload(n), n iterations of a 4-instruction loop,
+ * while the thread runs: the second read less the first. The reads' and the call's own
+ * instructions are the same at any n, so n and 2n differ by exactly the 4n of the extra work.
  */
 static __attribute__((noinline)) long long read_around(struct papi_eventset *set, uint64_t n)
 {
@@ -524,12 +524,7 @@ static __attribute__((noinline)) long long read_around(struct papi_eventset *set
 
 	if (papi_read(set, a))
 		return -1;
-	__asm__ volatile("1:\n\t"
-			 "nop\n\t"
-			 "nop\n\t"
-			 "dec %0\n\t"
-			 "jnz 1b"
-			 : "+r"(n));
+	workload(n);
 	if (papi_read(set, b))
 		return -1;
 	return b[0] - a[0];
