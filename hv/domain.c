@@ -64,6 +64,7 @@ void dom_vcpu_gone(struct vcpu *v)
 	s->retired = v->pmu.retired;
 	s->hv_ticks = v->pmu.hv_ticks;
 	s->hv_counted = v->pmu.hv_counted;
+	s->hv_counted_branches = v->pmu.hv_counted_branches;
 	s->migrations = v->migrations;
 	/* SDM Vol. 3C 25.11.1: VMCLEAR on the processor where the VMCS was last active. */
 	vcpu_unload(v);
@@ -396,8 +397,10 @@ int dom_summary(void)
 
 			if (s->steps || s->retired || s->hv_ticks)
 				printk("perfvisor:     vcpu %u: pmu %lu stepped instructions, %lu retired, "
-				       "%lu hypervisor ticks (%lu counted as vcpu-mode instructions)\n",
-				       j, s->steps, s->retired, s->hv_ticks, s->hv_counted);
+				       "%lu hypervisor ticks (%lu counted as vcpu-mode branches) "
+				       "(%lu counted as vcpu-mode instructions)\n", j, s->steps,
+				       s->retired, s->hv_ticks, s->hv_counted_branches,
+				       s->hv_counted);
 		}
 	}
 	for (unsigned i = 0; i < num_pcpus; i++) {

@@ -46,7 +46,8 @@ struct domain {
 	uint64_t start_tsc, end_tsc;
 	/* What the summary reports of each VCPU, kept when the VCPUs are freed. */
 	struct dom_vcpu_stats {
-		uint64_t exits, steps, retired, hv_ticks, hv_counted, guest_tsc, hv_tsc;
+		uint64_t exits, steps, retired, hv_ticks, hv_counted, hv_counted_branches;
+		uint64_t guest_tsc, hv_tsc;
 		unsigned migrations;
 	} stats[DOM_VCPUS_MAX];
 	unsigned vcpus_gone;		/* VCPUs released after the domain ended */

@@ -149,10 +149,17 @@ void exit_wrmsr(struct vcpu *v, uint64_t qual)
 	enum vpmu_result r;
 
 	(void)qual;
-	r = pmu_wrmsr(v, msr, val);
+	r = pmu_wrmsr_check(v, msr, val);
 	if (r == VPMU_GP || (r == VPMU_NOT_PMU && !msr_write(v, msr, val))) {
 		vcpu_inject_gp(v);
 		return;
 	}
+	/*
+	 * The WRMSR retires under the counters it found: the one that enables a counter is not
+	 * counted by it, the one that disables it is (what kvm-unit-tests x86/pmu.c EXTRA_INSNS
+	 * and KVM's pmu_counters_test assume of Intel hardware; docs/soft-pmu.md).
+	 */
 	vcpu_advance_rip(v);
+	if (r == VPMU_OK)
+		pmu_wrmsr(v, msr, val);
 }

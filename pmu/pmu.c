@@ -140,6 +140,11 @@ enum vpmu_result pmu_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 	return r;
 }
 
+enum vpmu_result pmu_wrmsr_check(struct vcpu *v, uint32_t msr, uint64_t val)
+{
+	return vpmu_wrmsr_check(&vcpu_pmu_state(v)->vpmu, msr, val);
+}
+
 enum vpmu_result pmu_rdpmc(struct vcpu *v, uint32_t ecx, bool pce, uint64_t *val)
 {
 	uint64_t sels[PV_PMU_COUNTERS];

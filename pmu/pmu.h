@@ -51,6 +51,7 @@ struct pmu_vcpu {
 	uint64_t exit_tsc;		/* host TSC at the last VM exit (0: none since switch-in) */
 	uint64_t hv_ticks;		/* hypervisor time on this VCPU's exits (vcpu, hybrid modes) */
 	uint64_t hv_counted;		/* of which an enabled instructions counter took (vcpu mode) */
+	uint64_t hv_counted_branches;	/* hypervisor branches an enabled branches counter took */
 	uint64_t retired;		/* guest instructions the soft backend saw retire */
 	unsigned entry_cpl;		/* guest CPL at the last VM entry */
 	uint32_t active;		/* events some counter counts at some ring (enum vpmu_event bits),
@@ -75,6 +76,8 @@ bool pmu_owns_msr(uint32_t msr);
 /* Trap-and-emulate: VPMU_OK, VPMU_GP (inject #GP) or VPMU_NOT_PMU (not ours). */
 enum vpmu_result pmu_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val);
 enum vpmu_result pmu_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val);
+/* What pmu_wrmsr would answer, with no effect: a WRMSR retires before it takes effect. */
+enum vpmu_result pmu_wrmsr_check(struct vcpu *v, uint32_t msr, uint64_t val);
 enum vpmu_result pmu_rdpmc(struct vcpu *v, uint32_t ecx, bool pce, uint64_t *val);
 void pmu_cpuid(struct vcpu *v, uint32_t *eax, uint32_t *ebx, uint32_t *ecx, uint32_t *edx);
 

@@ -77,6 +77,8 @@ void vpmu_cpuid(const struct vpmu_config *cfg, uint32_t *eax, uint32_t *ebx, uin
 /* Whether msr is a register of a version 2 PMU (present in this VCPU's or not). */
 bool vpmu_msr_known(uint32_t msr);
 enum vpmu_result vpmu_rdmsr(struct vpmu *p, uint32_t msr, uint64_t *val);
+/* What vpmu_wrmsr would answer (VPMU_OK: it would take the write), without writing. */
+enum vpmu_result vpmu_wrmsr_check(const struct vpmu *p, uint32_t msr, uint64_t val);
 enum vpmu_result vpmu_wrmsr(struct vpmu *p, uint32_t msr, uint64_t val);
 /* RDPMC with ECX = ecx at privilege cpl with CR4.PCE = pce (SDM Vol. 2B RDPMC). */
 enum vpmu_result vpmu_rdpmc(struct vpmu *p, uint32_t ecx, unsigned cpl, bool pce, uint64_t *val);

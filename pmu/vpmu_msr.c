@@ -148,7 +148,7 @@ enum vpmu_result vpmu_rdmsr(struct vpmu *p, uint32_t msr, uint64_t *val)
 	return VPMU_OK;
 }
 
-enum vpmu_result vpmu_wrmsr(struct vpmu *p, uint32_t msr, uint64_t val)
+enum vpmu_result vpmu_wrmsr_check(const struct vpmu *p, uint32_t msr, uint64_t val)
 {
 	struct pmu_reg r;
 
@@ -159,6 +159,16 @@ enum vpmu_result vpmu_wrmsr(struct vpmu *p, uint32_t msr, uint64_t val)
 		return VPMU_GP;
 	if (val & reserved(p->cfg, r.reg))
 		return VPMU_GP;
+	return VPMU_OK;
+}
+
+enum vpmu_result vpmu_wrmsr(struct vpmu *p, uint32_t msr, uint64_t val)
+{
+	enum vpmu_result res = vpmu_wrmsr_check(p, msr, val);
+	struct pmu_reg r;
+
+	if (res != VPMU_OK || !decode(msr, &r))
+		return res;
 	switch (r.reg) {
 	case REG_PMC:
 		/* SDM Vol. 3B 20.2.6: IA32_PMCx get EAX[31:0] sign-extended. */

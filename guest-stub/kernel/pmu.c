@@ -207,6 +207,17 @@ static int64_t iresume(struct kthread *k)
 	return resume(k, cpu);
 }
 
+/* A suspension and a resume, as at a switch: ivalues are the i-mode counters' values now. */
+static int64_t iread(struct kthread *k)
+{
+	unsigned cpu = this_cpu()->id;
+
+	if (!k->pmu->running)
+		return 0;
+	suspend(k, cpu);
+	return resume(k, cpu);
+}
+
 static int64_t probe(struct kpmu_probe *p)
 {
 	int64_t exits;
@@ -247,6 +258,8 @@ static int64_t on_syscall(uint64_t op, uint64_t arg, uint64_t unused)
 		return iresume(k);
 	case KPMU_STOP:
 		return stop(k);
+	case KPMU_IREAD:
+		return iread(k);
 	default:
 		return -KPMU_EINVAL;
 	}

@@ -15,6 +15,7 @@ enum kpmu_op {
 	KPMU_IRESUME,	/* () -> 0: i-mode counters start a new period from their reset values */
 	KPMU_STOP,	/* () -> 0: counting stops; the values stay readable */
 	KPMU_PROBE,	/* (struct kpmu_probe *) -> 0: VM exits and driver hypercalls so far */
+	KPMU_IREAD,	/* () -> 0: ivalues brought up to now; the i-mode counters go on */
 };
 
 #define KPMU_EINVAL	22

@@ -92,6 +92,9 @@ int papi_read(struct papi_eventset *set, long long *values)
 {
 	if (!set->running)
 		return PAPI_EINVAL;
+	/* i-mode values are the kernel's, current after a system call; a-mode ones are read directly. */
+	if (set->control.imode_mask && pvc_iread() < 0)
+		return PAPI_ESYS;
 	dispatch(set);
 	values_of(set, values);
 	return PAPI_OK;

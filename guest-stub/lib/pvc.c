@@ -26,6 +26,11 @@ int pvc_iresume(void)
 	return (int)pmu_call(KPMU_IRESUME, NULL);
 }
 
+int pvc_iread(void)
+{
+	return (int)pmu_call(KPMU_IREAD, NULL);
+}
+
 int pvc_stop(void)
 {
 	return (int)pmu_call(KPMU_STOP, NULL);

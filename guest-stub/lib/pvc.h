@@ -53,8 +53,11 @@ static inline uint64_t pvc_read_one(const struct kpmu_thread *self, unsigned i)
 	return pv_read_one(&self->counts, self->areas, i, &ops);
 }
 
-/* Events of i-mode counter i up to its last suspension: exact after pvc_stop(). */
+/* Events of i-mode counter i up to its last suspension: exact after pvc_stop() or pvc_iread(). */
 uint64_t pvc_ievents(const struct kpmu_thread *self, unsigned i);
+
+/* Brings what pvc_ievents() reads up to now while counting goes on (a system call). */
+int pvc_iread(void);
 
 /* i-mode counters start a new period from their reset values. */
 int pvc_iresume(void);

@@ -64,8 +64,8 @@ void vt_window(uint32_t msr, uint64_t on);
 extern const uint8_t vt_sled[];
 
 #define VT_SLED		1100
-/* The enabling WRMSR retires while counting, then the NOPs and the two XORs; not the last WRMSR. */
-#define VT_WINDOW	(1 + VT_SLED + 2)
+/* The NOPs, the two XORs and the disabling WRMSR; not the enabling one (docs/soft-pmu.md). */
+#define VT_WINDOW	(VT_SLED + 2 + 1)
 #define VT_STR_(x)	#x
 #define VT_STR(x)	VT_STR_(x)
 

@@ -484,9 +484,12 @@ struct papi_run {
 	uint64_t n;
 	int err;
 	uint32_t tid, vcpu;
-	long long counted[3], sampled[2];
+	long long counted[3], sampled[2], live[2];
 	struct sampled s;
 };
+
+/* An i-mode period no window here reaches: no notification, so no handler, between two reads. */
+#define PAPI_LIVE_THRESHOLD	(1ull << 40)
 
 static __attribute__((noinline)) void workload(uint64_t n)
 {
@@ -510,6 +513,36 @@ static __attribute__((noinline)) int measure(struct papi_eventset *set, uint64_t
 	return papi_stop(set, values);
 }
 
+/*
+ * PAPI_TOT_INS (i-mode) read twice around workload(n), n iterations of a 4-instruction loop,
+ * while the thread runs: the second read less the first. The reads' and the call's own
+ * instructions are the same at any n, so n and 2n differ by exactly the 4n of the extra work.
+ */
+static __attribute__((noinline)) long long read_around(struct papi_eventset *set, uint64_t n)
+{
+	long long a[1], b[1];
+
+	if (papi_read(set, a))
+		return -1;
+	workload(n);
+	if (papi_read(set, b))
+		return -1;
+	return b[0] - a[0];
+}
+
+static int papi_live(struct papi_run *p)
+{
+	struct papi_eventset set;
+	long long end[1];
+
+	if (papi_create_eventset(&set) || papi_add_event(&set, PAPI_TOT_INS) ||
+	    papi_overflow(&set, PAPI_TOT_INS, PAPI_LIVE_THRESHOLD, on_sample) || papi_start(&set))
+		return 1;
+	p->live[0] = read_around(&set, p->n);
+	p->live[1] = read_around(&set, 2 * p->n);
+	return papi_stop(&set, end);
+}
+
 static int papi_user(void *arg)
 {
 	struct papi_run *p = arg;
@@ -523,7 +556,7 @@ static int papi_user(void *arg)
 		 papi_create_eventset(&p->s.set) || papi_add_event(&p->s.set, PAPI_TOT_INS) ||
 		 papi_add_event(&p->s.set, PAPI_BR_INS) ||
 		 papi_overflow(&p->s.set, PAPI_TOT_INS, PAPI_THRESHOLD, on_sample) ||
-		 measure(&p->s.set, p->n, p->sampled);
+		 measure(&p->s.set, p->n, p->sampled) || papi_live(p);
 	p->vcpu = me->smp_id;
 	return 0;
 }
@@ -546,6 +579,11 @@ static void test_papi(uint64_t n)
 	       p.sampled[0] == p.counted[0] && p.sampled[1] == p.counted[1] && p.counted[2] > 0,
 	       "p: PAPI_TOT_INS %lld and PAPI_BR_INS %lld, the same counted and sampled",
 	       p.counted[0], p.counted[1]);
+	/* The loop: nop, nop, dec, jnz per iteration (4n more at 2n than at n). */
+	report(!p.err && p.live[0] >= 4 * (long long)n && p.live[1] - p.live[0] == 4 * (long long)n,
+	       "p: PAPI_read of an i-mode PAPI_TOT_INS is current while the thread runs: %lld "
+	       "around n, %lld around 2n, %lld apart (want %llu)", p.live[0], p.live[1],
+	       p.live[1] - p.live[0], (unsigned long long)(4 * n));
 	report(!p.err && (long long)p.s.calls == want && !p.s.nowhere,
 	       "p: papi_overflow every %u instructions: %llu handler calls, each with its address",
 	       PAPI_THRESHOLD, (unsigned long long)p.s.calls);

@@ -260,6 +260,36 @@ static void check_overflow(void)
 }
 
 /*
+ * An emulated WRMSR retires under the counters it found, as on Intel hardware: the one that
+ * enables a counter is not counted by it, the one that disables it is (kvm-unit-tests x86/pmu.c
+ * counts the disabling GLOBAL_CTRL WRMSR in EXTRA_INSNS, not the enabling one). After the
+ * enabling WRMSR, RDPMC reads 1 (the XOR before it); from that RDPMC through the disabling
+ * WRMSR 6 more count: RDPMC, 2 MOVs, 2 XORs, WRMSR.
+ */
+static void check_retire_order(void)
+{
+	uint32_t ecx = MSR_GLOBAL_CTRL, lo = 1, hi = 0, first;
+	uint64_t last;
+
+	vt_pmu_quiet();
+	vt_wrmsr(MSR_PERFEVTSEL0, EVTSEL_EN | EVTSEL_OS | EV_INSTRUCTIONS);
+	__asm__ volatile("wrmsr\n\t"
+			 "xor %%ecx, %%ecx\n\t"
+			 "rdpmc\n\t"
+			 "mov %%eax, %%esi\n\t"
+			 "mov %4, %%ecx\n\t"
+			 "xor %%eax, %%eax\n\t"
+			 "xor %%edx, %%edx\n\t"
+			 "wrmsr"
+			 : "+c"(ecx), "+a"(lo), "+d"(hi), "=S"(first)
+			 : "i"(MSR_GLOBAL_CTRL)
+			 : "memory");
+	last = vt_read(MSR_PMC0);
+	report_value("the enabling WRMSR is not counted: RDPMC right after it", first, 1);
+	report_value("the disabling WRMSR is counted: RDPMC through it", last - first, 6);
+}
+
+/*
  * README, soft backend: what cannot be counted exactly never counts. Events CPUID.0AH:EBX
  * shows unavailable (SDM Vol. 3B table 20-1), and CMASK, EDGE (20.2.1.1), which compare
  * per-cycle counts; INV inverts the CMASK comparison (with CMASK 0 it is ignored).
@@ -449,6 +479,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(rules); i++)
 		check_rule(&rules[i]);
 	check_overflow();
+	check_retire_order();
 	check_never();
 	check_cycles();
 	program_rings();

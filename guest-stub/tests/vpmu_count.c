@@ -12,8 +12,9 @@
 
 /*
  * The counting window, all in one asm block so its length is known: the WRMSR that starts
- * counting retires while counting (1), then mov (1), the loop (4 per iteration, n >= 1), and
- * mov, xor, xor before the WRMSR that stops it (3): n * 4 + 5 instructions, n branches (jnz).
+ * counting retires before it counts (0), then mov (1), the loop (4 per iteration, n >= 1),
+ * mov, xor, xor (3) and the WRMSR that stops it, which retires still counting (1), as on
+ * Intel hardware (docs/soft-pmu.md): n * 4 + 5 instructions, n branches (jnz).
  */
 #define WINDOW_CONSTANT	5
 

@@ -32,18 +32,19 @@ def tsc_ratio(lines, name, low, high):
             f"(want {low}..{high})")
 
 
-def vcpu_acct(lines, guest, vcpu):
+def vcpu_acct(lines, guest, vcpu, event="instructions-fixed0", kind="instructions"):
     """Domains GUEST (acct=guest) and VCPU (acct=vcpu) ran the same counted loop: VCPU's count
-    must exceed GUEST's by exactly the hypervisor ticks the summary says vcpu mode counted."""
+    of EVENT must exceed GUEST's by exactly the hypervisor's KIND (instructions: its ticks,
+    branches: one in 5 of them, docs/virtual-pmu.md) the summary says vcpu mode counted."""
     def measured(name):
-        return _one(lines, rf'^\[{re.escape(name)}\] \{{"event": "instructions-fixed0", '
-                    r'"measured": (\d+),', f"[{name}] instructions-fixed0 JSON")
+        return _one(lines, rf'^\[{re.escape(name)}\] \{{"event": "{re.escape(event)}", '
+                    r'"measured": (\d+),', f"[{name}] {event} JSON")
     try:
         base, more = measured(guest), measured(vcpu)
         at = next(i for i, line in enumerate(lines)
                   if re.search(rf"^perfvisor:   domain \d+ \({re.escape(vcpu)}\):", line))
         block = lines[at + 1:at + 4]  # the domain's own lines under its summary line
-        counted = _one(block, r"\((\d+) counted as vcpu-mode instructions\)",
+        counted = _one(block, rf"\((\d+) counted as vcpu-mode {re.escape(kind)}\)",
                        f"a pmu line under {vcpu}'s summary")
     except (ValueError, StopIteration) as err:
         return False, f"{vcpu}: {err or 'no summary line'}"

@@ -1,0 +1,140 @@
+/* Unit tests for the soft backend's accounting modes: the hypervisor's instructions and branches in vcpu mode. */
+#include <string.h>
+
+#include "tests/unit/unit.h"
+#include "pmu/vpmu.c"
+#include "pmu/vpmu_msr.c"
+#include "pmu/backend_soft.c"
+
+#define EV_INSNS	0xC0	/* SDM Vol. 3B table 20-1: instructions retired */
+#define EV_BRANCHES	0xC4	/* branch instructions retired */
+
+struct vcpu {
+	struct pmu_vcpu pmu;
+	unsigned cpl;
+	uint64_t pv_counted[VPMU_EV_COUNT];
+};
+
+static const struct vpmu_config cfg = {
+	.enabled = true, .version = 2, .num_gp = 4, .num_fixed = 3, .width = 48,
+};
+
+/* The seam of hv/vcpu_pmu.h and pmu/, as far as the soft backend's accounting uses it. */
+struct pmu_vcpu *vcpu_pmu_state(struct vcpu *v)
+{
+	return &v->pmu;
+}
+
+unsigned vcpu_pmu_cpl(struct vcpu *v)
+{
+	return v->cpl;
+}
+
+void vcpu_pmu_set_stepping(struct vcpu *v, bool on)
+{
+	(void)v;
+	(void)on;
+}
+
+void vcpu_pmu_limit_run(struct vcpu *v, uint64_t ticks)
+{
+	(void)v;
+	(void)ticks;
+}
+
+void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
+{
+	(void)cpl;
+	v->pv_counted[ev] += n;
+}
+
+uint32_t pv_active(struct vcpu *v)
+{
+	(void)v;
+	return 0;
+}
+
+void pmu_deliver_overflow(struct vcpu *v, uint64_t overflowed)
+{
+	(void)v;
+	(void)overflowed;
+}
+
+/* PMC0 counts branches, PMC1 instructions, at the rings in `rings` (EVTSEL_OS/USR). */
+static void vcpu_new(struct vcpu *v, enum pmu_acct acct, uint64_t rings)
+{
+	memset(v, 0, sizeof(*v));
+	vpmu_reset(&v->pmu.vpmu, &cfg);
+	v->pmu.acct = acct;
+	vpmu_wrmsr(&v->pmu.vpmu, MSR_IA32_PERFEVTSEL0, EV_BRANCHES | rings | EVTSEL_EN);
+	vpmu_wrmsr(&v->pmu.vpmu, MSR_IA32_PERFEVTSEL0 + 1, EV_INSNS | rings | EVTSEL_EN);
+	vpmu_wrmsr(&v->pmu.vpmu, MSR_IA32_PERF_GLOBAL_CTRL, 3);
+	soft_programmed(v);
+}
+
+/* exits VM exits at CPL 0, each handled for a while (a loop of a different length each time). */
+static void run(struct vcpu *v, unsigned exits)
+{
+	v->cpl = 0;
+	for (unsigned i = 0; i < exits; i++) {
+		soft_before_entry(v);
+		soft_after_exit(v);
+		for (volatile unsigned k = 0; k < 50 + 13 * i; k++)
+			;
+	}
+	soft_before_entry(v);
+}
+
+static void test_vcpu_mode(void)
+{
+	struct vcpu v;
+	uint64_t br, ins, t;
+
+	vcpu_new(&v, PMU_ACCT_VCPU, EVTSEL_OS | EVTSEL_USR);
+	run(&v, 200);
+	br = v.pmu.vpmu.pmc[0];
+	ins = v.pmu.vpmu.pmc[1];
+	t = v.pmu.hv_ticks;
+	check(t > 0 && ins == t && v.pmu.hv_counted == t,
+	      "acct=vcpu: the hypervisor's instructions are its ticks (%llu, %llu ticks, %llu said)",
+	      (unsigned long long)ins, (unsigned long long)t,
+	      (unsigned long long)v.pmu.hv_counted);
+	/* The running total's whole branches: no remainder lost over 200 exits. */
+	check(br == t / HV_INSNS_PER_BRANCH && v.pmu.hv_counted_branches == br,
+	      "acct=vcpu: its branches are one in %u of them (%llu of %llu, %llu said)",
+	      HV_INSNS_PER_BRANCH, (unsigned long long)br, (unsigned long long)t,
+	      (unsigned long long)v.pmu.hv_counted_branches);
+	check(v.pv_counted[VPMU_EV_INSTRUCTIONS] == ins && v.pv_counted[VPMU_EV_BRANCHES] == br,
+	      "acct=vcpu: paravirtual counters get the same instructions and branches");
+}
+
+static void test_other_modes(void)
+{
+	static const struct {
+		enum pmu_acct acct;
+		const char *name;
+	} modes[] = { { PMU_ACCT_GUEST, "guest" }, { PMU_ACCT_HYBRID, "hybrid" } };
+	struct vcpu v;
+
+	for (unsigned m = 0; m < 2; m++) {
+		vcpu_new(&v, modes[m].acct, EVTSEL_OS | EVTSEL_USR);
+		run(&v, 50);
+		check(!v.pmu.vpmu.pmc[0] && !v.pmu.vpmu.pmc[1] && !v.pmu.hv_counted_branches,
+		      "acct=%s: the hypervisor's work adds no instruction and no branch (%llu %llu)",
+		      modes[m].name, (unsigned long long)v.pmu.vpmu.pmc[1],
+		      (unsigned long long)v.pmu.vpmu.pmc[0]);
+	}
+	/* The hypervisor runs at CPL 0 as the guest's kernel is said to: USR counters miss it. */
+	vcpu_new(&v, PMU_ACCT_VCPU, EVTSEL_USR);
+	run(&v, 50);
+	check(v.pmu.hv_ticks && !v.pmu.vpmu.pmc[0] && !v.pmu.vpmu.pmc[1] &&
+	      !v.pmu.hv_counted_branches,
+	      "acct=vcpu: USR-only counters see none of the hypervisor's work at CPL 0");
+}
+
+int main(void)
+{
+	test_vcpu_mode();
+	test_other_modes();
+	return unit_summary();
+}
