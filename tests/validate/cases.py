@@ -62,6 +62,8 @@ class Case:
     # A canary: run with this fault injected, the case passes only if its counts come out
     # wrong (the suite proves it can see the fault it exists to catch).
     inject: str = ""
+    # A guest kernel's fault (guest-stub/kernel/pmu.c: inject=early-start), for its canary.
+    guest_inject: str = ""
 
     def scenario_text(self, inject):
         """The GRUB scenario (scripts/scenario.sh) of this case."""
@@ -78,7 +80,8 @@ class Case:
                 opts.append(f"pin={d.pin}")
             if d.mem:
                 opts.append(f"mem={d.mem}")
-            lines.append(f"module guest/{d.guest}.elf {' '.join(opts)} -- {' '.join(d.args)}")
+            args = d.args + ([f"inject={self.guest_inject}"] if self.guest_inject else [])
+            lines.append(f"module guest/{d.guest}.elf {' '.join(opts)} -- {' '.join(args)}")
         return "\n".join(lines) + "\n"
 
 
@@ -175,9 +178,14 @@ def native_case(n):
                 emu="qemu", timeout=60)
 
 
-def canary(case, inject):
-    """The case again with a hypervisor fault injected: it passes only if the fault shows."""
-    case.name, case.kind, case.inject = f"canary-{inject}", "canary", inject
+def canary(case, inject, guest=False):
+    """The case again with a fault injected, in the hypervisor or (guest) the guest kernel:
+    it passes only if the fault shows."""
+    case.name, case.kind = f"canary-{inject}", "canary"
+    if guest:
+        case.guest_inject = inject
+    else:
+        case.inject = inject
     return case
 
 
@@ -205,4 +213,7 @@ def matrix(quick):
     cases += [profile_case(p, "pv-a", 30) for p in ("same", "diff")]
     cases.append(scale_case("pv-a", 16, 200))
     cases.append(native_case(n))
+    # The guest kernel's fault: Start* sampled before the resume, so each resume's own work
+    # lands in the a-mode sums of threads sharing a VCPU.
+    cases.append(canary(count_case("3", "pv-a", "guest", n), "early-start", guest=True))
     return cases

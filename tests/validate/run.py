@@ -378,8 +378,9 @@ def run_case(case, out, inject, log):
     seen = None
     if case.kind == "canary":
         # It passes when the injected fault shows as wrong counts, and only then.
-        reasons = [] if wrong else [f"inject={inject} went unseen: every count exact"]
-        seen = f"inject={inject} seen, as it must be: {wrong[0]}" if wrong else None
+        fault = case.guest_inject and f"guest inject={case.guest_inject}" or f"inject={inject}"
+        reasons = [] if wrong else [f"{fault} went unseen: every count exact"]
+        seen = f"{fault} seen, as it must be: {wrong[0]}" if wrong else None
     khz = costs.get("tsc_khz")
     vcpu_ticks = costs["guest_ticks"] + costs["hv_ticks"]
     row = {"case": case.name, "kind": "case", "case_kind": case.kind, "scenario": case.scenario,
