@@ -245,9 +245,10 @@ def vcpu_section(cases_rows):
             "from above (virtual PMU only) the printed windows plus the unprinted empty read "
             "window, which counts at most what the full one does. Both give or take two average "
             "exits per window: the enabling and disabling exits, whose handling the counter may "
-            "or may not see. Branches stay exact (the hypervisor's work adds instructions and "
-            "cycles only), and no thread's excess may pass its cycles.\n\n"
-            + md_table(["case", "domain", "counters", "windows' count", "tally at least",
+            "or may not see. Each event the summary tallies is judged so (instructions; "
+            "branches too where the hypervisor counts its work as branches), the others stay "
+            "exact, and no thread's excess may be nothing or pass its cycles.\n\n"
+            + md_table(["case", "domain", "counters", "event", "windows' count", "tally at least",
                         "tally at most", "tally", "what the summary tallies", "within"],
                        lines))
 

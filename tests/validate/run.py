@@ -22,8 +22,10 @@ TSC_KHZ = re.compile(r"^perfvisor: TSC runs at (\d+) kHz")
 SUMMARY = re.compile(r"^perfvisor:   domain \d+ \(([^)]+)\): (?:exit code (-?\d+), \d+ vcpus, "
                      r"(\d+) exits, (\d+) migrations, ran (\d+) host TSC ticks|(.*))$")
 TIME = re.compile(r"^perfvisor:     time: (\d+) ticks in the guest, (\d+) in the hypervisor")
+# The branches' tally is printed when the hypervisor's work counts as branches too.
 VCPU = re.compile(r"^perfvisor:     vcpu \d+: pmu (\d+) stepped instructions, \d+ retired, "
-                  r"(\d+) hypervisor ticks \((\d+) counted")
+                  r"(\d+) hypervisor ticks (?:\((\d+) counted as vcpu-mode branches\) )?"
+                  r"\((\d+) counted as vcpu-mode instructions")
 SWITCHES = re.compile(r"^perfvisor:   pcpu \d+: (\d+) vcpu switches \((\d+) ticks each")
 EXACT_EVENTS = ("instructions", "branches", "notifications")
 CHASED = ("wl_chase_x4", "wl_chase_x3", "wl_chase_x2", "wl_chase_x1")
@@ -68,8 +70,8 @@ def parse(case, lines):
         if m:
             dom, code, exits, migrations, _, fate = m.groups()
             fates[dom] = f"exit code {code}" if code is not None else fate
-            costs["domains"][dom] = {"hv_ticks": 0, "hv_counted": 0, "guest_ticks": 0,
-                                     "vcpu_hv_ticks": 0, "exits": int(exits or 0)}
+            costs["domains"][dom] = {"hv_ticks": 0, "guest_ticks": 0, "vcpu_hv_ticks": 0,
+                                     "exits": int(exits or 0), "tally": {}}
             if code is not None:
                 costs["exits"] += int(exits)
                 costs["migrations"] += int(migrations)
@@ -84,8 +86,11 @@ def parse(case, lines):
         if m:
             costs["steps"] += int(m.group(1))
             if dom in costs["domains"]:
-                costs["domains"][dom]["vcpu_hv_ticks"] += int(m.group(2))
-                costs["domains"][dom]["hv_counted"] += int(m.group(3))
+                d = costs["domains"][dom]
+                d["vcpu_hv_ticks"] += int(m.group(2))
+                for ev, n in (("instructions", m.group(4)), ("branches", m.group(3))):
+                    if n is not None:
+                        d["tally"][ev] = d["tally"].get(ev, 0) + int(n)
         m = SWITCHES.match(line)
         if m:
             costs["switches"] += int(m.group(1))
@@ -104,15 +109,19 @@ def value_row(case, v):
     return row
 
 
-# The events the hypervisor's own work adds to under vcpu accounting (pmu/backend_soft.c,
-# account_hv_time: its ticks count as instructions, and as cycles); the others stay exact.
-HV_COUNTED = ("instructions",)
-# Counter modes whose counts the summary's "counted as vcpu-mode instructions" tallies (the
-# virtual PMU's counters); the paravirtual ones take the same ticks, bounded by the VCPU's
-# hypervisor ticks instead.
+# Counter modes whose counts the summary's "counted as vcpu-mode ..." tallies (the virtual
+# PMU's counters); the paravirtual ones take the same work, bounded by the VCPU's hypervisor
+# ticks instead.
 SUMMARY_COUNTED = ("hvm", "raw-msr")
 # The workload's own instructions and branches, after wl_mbench_expect(): 8 + 10.5n, 2 + 2n.
 LOOP = {"instructions": lambda n: 8 + 10 * n + n // 2, "branches": lambda n: 2 + 2 * n}
+
+
+def hv_events(costs):
+    """The events the hypervisor's own work adds to under vcpu accounting: those the summary
+    tallies (pmu/backend_soft.c: its ticks as instructions, and in some versions a share of them
+    as branches); cycles take it too but are not exact anyway. The others stay exact."""
+    return {ev for d in costs["domains"].values() for ev in d["tally"]} or {"instructions"}
 
 
 def case_arg(case, key):
@@ -123,7 +132,7 @@ def case_arg(case, key):
     return None
 
 
-def judge_counts(case, rows):
+def judge_counts(case, rows, hv):
     """Exact events must be exact; with vcpu accounting the ones the hypervisor's work adds to
     may only be more, by a budget judge_vcpu() checks against the summary."""
     reasons = []
@@ -133,7 +142,7 @@ def judge_counts(case, rows):
         base = r["event"].removesuffix("-direct")
         if base not in EXACT_EVENTS:
             continue
-        if case.acct == "vcpu" and base in HV_COUNTED:
+        if case.acct == "vcpu" and base in hv:
             # Direct reads: judge_direct() (their relative expectation holds the
             # hypervisor's variable work).
             r["judged"] = not r["event"].endswith("-direct")
@@ -157,58 +166,61 @@ def thread_events(rows):
 
 def judge_vcpu(case, rows, costs):
     """vcpu accounting against an independent expectation: a window counts the guest's own
-    instructions plus the hypervisor's ticks on its exits, which the summary reports per VCPU
-    by a separate tally. Per domain, the windows the guest prints (the empty and full exact
+    events plus the hypervisor's work on its exits, which the summary tallies per VCPU
+    separately. Per domain and event, the windows the guest prints (the empty and full exact
     windows, the full read window; the empty read window is not printed, and counts at most
     what the full one does: the same code with fewer iterations) bound that tally from both
     sides, give or take each window's two boundary exits (the enabling and disabling ones, whose
-    handling the counter may or may not see): two average exits per window. Per thread, the
-    excess cannot pass the cycles, which take the same ticks plus the guest's. Returns the
-    reasons and the budget rows for the report."""
+    handling the counter may or may not see): two average exits' ticks per window. Per thread,
+    the excess is more than nothing and cannot pass the cycles, which take the same ticks plus
+    the guest's. Returns the reasons and the budget rows for the report."""
     reasons, budget = [], []
     per_dom = {}
-    half = LOOP["instructions"](case_arg(case, "n") // 2) - LOOP["instructions"](0)
+    n = case_arg(case, "n")
     for (dom, _), ev in thread_events(rows).items():
-        ins = ev.get("instructions")
-        if not ins or ins.get("expected") is None:
-            continue
-        excess = ins["measured"] - ins["expected"]
-        if excess <= 0:
-            # Each window starts and stops counting through an exit (the WRMSR or the
-            # hypercall) whose handling lands in it.
-            reasons.append(f"{dom} thread {ins['thread']}: instructions {ins['measured']}, "
-                           "not one of the hypervisor's counted")
-        cyc = ev.get("cycles")
-        if cyc and excess > cyc["measured"]:
-            reasons.append(f"{dom} thread {ins['thread']}: instructions exceed the loop by "
-                           f"{excess}, more than its cycles ({cyc['measured']})")
-        full, empty = ins["raw"], ins["raw"] - ins["measured"]
-        read_full = ev.get("instructions-direct", {}).get("raw", 0)
-        windows = 4 if read_full else 2
-        d = per_dom.setdefault(dom, {"seen": 0, "most": 0, "guest": 0, "windows": 0})
-        d["seen"] += empty + full + read_full
-        d["most"] += empty + full + 2 * read_full
-        # The guest's own share of the printed windows: the loops and each window's path.
-        d["guest"] += ins["expected"] + (half if read_full else 0) + windows * WINDOW_PATH_MAX
-        d["windows"] += windows
-    for dom, d in per_dom.items():
+        for event in sorted(hv_events(costs)):
+            got = ev.get(event)
+            if not got or got.get("expected") is None:
+                continue
+            excess = got["measured"] - got["expected"]
+            if excess <= 0:
+                # Each window starts and stops counting through an exit (the WRMSR or the
+                # hypercall) whose handling lands in it.
+                reasons.append(f"{dom} thread {got['thread']}: {event} {got['measured']}, "
+                               "not one of the hypervisor's counted")
+            cyc = ev.get("cycles")
+            if cyc and excess > cyc["measured"]:
+                reasons.append(f"{dom} thread {got['thread']}: {event} exceed the loop by "
+                               f"{excess}, more than its cycles ({cyc['measured']})")
+            full, empty = got["raw"], got["raw"] - got["measured"]
+            read_full = ev.get(f"{event}-direct", {}).get("raw", 0)
+            windows = 4 if read_full else 2
+            half = LOOP[event](n // 2) - LOOP[event](0) if read_full else 0
+            d = per_dom.setdefault((dom, event), {"seen": 0, "most": 0, "guest": 0,
+                                                  "windows": 0})
+            d["seen"] += empty + full + read_full
+            d["most"] += empty + full + 2 * read_full
+            # The guest's own share of the printed windows: the loops and each window's path.
+            d["guest"] += got["expected"] + half + windows * WINDOW_PATH_MAX
+            d["windows"] += windows
+    for (dom, event), d in sorted(per_dom.items()):
         s = costs["domains"].get(dom, {})
         edges = d["windows"] * 2 * s.get("hv_ticks", 0) // max(s.get("exits", 0), 1)
         low = d["seen"] - d["guest"] - edges
         if case.counters in SUMMARY_COUNTED:
-            tally, what = s.get("hv_counted", 0), "hypervisor ticks counted as instructions"
+            tally = s.get("tally", {}).get(event, 0)
+            what = f"hypervisor work counted as {event}"
             high = d["most"] + edges
         else:
-            tally, what = s.get("vcpu_hv_ticks", 0), "hypervisor ticks on its exits"
-            high = None
+            tally, what, high = s.get("vcpu_hv_ticks", 0), "hypervisor ticks on its exits", None
         ok = 0 < tally and low <= tally and (high is None or tally <= high)
-        budget.append([case.name, dom, case.counters, d["seen"], low,
+        budget.append([case.name, dom, case.counters, event, d["seen"], low,
                        high if high is not None else "-", tally, what,
                        "yes" if ok else "**no**"])
         if not ok:
             reasons.append(f"{dom}: the summary's {what} {tally}, outside [{low}, "
                            f"{high if high is not None else 'any'}] that the windows' "
-                           f"{d['seen']} instructions allow")
+                           f"{d['seen']} {event} allow")
     return reasons, budget
 
 
@@ -218,7 +230,7 @@ def judge_vcpu(case, rows, costs):
 WINDOW_PATH_MAX = 1000
 
 
-def judge_direct(case, rows):
+def judge_direct(case, rows, hv):
     """Direct reads against an absolute expectation too: the count at the read holds the
     loop of n/2 iterations and no more than the window's own path on top (a constant bias of
     the read would cancel in the relative check, not here); and it never passes the stop's
@@ -232,7 +244,7 @@ def judge_direct(case, rows):
         if not r["event"] or not r["event"].endswith("-direct") or base not in LOOP:
             continue
         loop = LOOP[base](n // 2) - LOOP[base](0)
-        most = r["raw"] if case.acct == "vcpu" and base in HV_COUNTED \
+        most = r["raw"] if case.acct == "vcpu" and base in hv \
             else min(r["raw"], loop + WINDOW_PATH_MAX)
         r["absolute"] = [loop, most]
         if not loop <= r["measured"] <= most:
@@ -251,7 +263,7 @@ def judge_imode(case, rows):
         return []
     if period is None:
         return ["pv-i without iperiod=: its counters never overflow"]
-    must = HV_COUNTED if case.acct == "vcpu" else tuple(LOOP)
+    must = ("instructions",) if case.acct == "vcpu" else tuple(LOOP)
     return [f"{r['domain']} thread {r['thread']} {r['event']}: {r['measured']} events never "
             f"reach the period {period}" for r in rows
             if r.get("event") in must and r.get("expected") is not None
@@ -356,7 +368,9 @@ def run_case(case, out, inject, log):
     if case.kind == "profile":
         wrong = judge_profile(rows)
     else:
-        wrong = judge_counts(case, rows) + judge_direct(case, rows) + judge_imode(case, rows)
+        hv = hv_events(costs)
+        wrong = judge_counts(case, rows, hv) + judge_direct(case, rows, hv) \
+            + judge_imode(case, rows)
     budget = []
     if case.acct == "vcpu" and case.kind in ("count", "canary"):
         more, budget = judge_vcpu(case, rows, costs)
