@@ -9,7 +9,12 @@
 #define KPMU_ARGS_MAX	32
 #define IMODE_PERIOD	(1ull << 47)	/* by default i-mode counters never overflow in a window */
 
-static uint64_t imode_period = IMODE_PERIOD;	/* iperiod=N: overflow every N events */
+/*
+ * iperiod=N: instructions and branches overflow every N events. Not cycles: under hybrid
+ * accounting they take the hypervisor's ticks, and a notification's handling outlasts a short
+ * period, so the counter would overflow again before the handler returned, for ever.
+ */
+static uint64_t imode_period = IMODE_PERIOD;
 
 /* Counter k counts papi_events[k]: the PAPI preset, or the event select one layer down. */
 static const struct {
@@ -136,7 +141,8 @@ static bool imode_open(struct wl_meter_state *s)
 	c->imode_mask = (1u << NCOUNTERS) - 1;
 	for (unsigned k = 0; k < NCOUNTERS; k++) {
 		c->evtsel[k] = pvc_evtsel(papi_events[k].evtsel_event, PVC_USR);
-		c->ireset[k] = pvc_ireset(imode_period);
+		c->ireset[k] = pvc_ireset(papi_events[k].event == WL_CYCLES ? IMODE_PERIOD :
+					  imode_period);
 	}
 	return true;
 }

@@ -105,8 +105,10 @@ IMODE_PERIOD_VCPU = 1 << 22
 
 def imode_period(n, acct):
     """pv-i counts cross overflows: the loop of n iterations runs 2n branches and 10.5n
-    instructions (wl_mbench_expect), so a period of n - 1 overflows each counter at least twice
-    in the window, and, being no divisor of either, leaves a remainder in the counter."""
+    instructions (wl_mbench_expect), so a period of n - 1 overflows each of those counters at
+    least twice in the window, and, being no divisor of either, leaves a remainder in the
+    counter. (The guest's cycles counter keeps its 2^47: under hybrid accounting it takes the
+    hypervisor's ticks, and a short period would overflow again inside each notification.)"""
     return IMODE_PERIOD_VCPU if acct == "vcpu" else n - 1
 
 
