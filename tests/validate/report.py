@@ -23,8 +23,8 @@ it around, and the report compares what it measured with what it must be.
   the thread's VM exits is counted too (seed 004), so the counts may only be larger: `x12` means
   twelve times the workload's own instructions, nearly all of them the hypervisor's; how much
   larger is judged against the hypervisor's own tally of that work (section "vcpu accounting").
-- **pv-i** count cases use a sampling period the counts cross (n - 1 events, 2^22 under `vcpu`
-  accounting), so their exact totals prove the overflows are folded in.
+- **pv-i** count cases give instructions and branches a period the counts cross (n - 1 events,
+  2^22 under `vcpu` accounting), so their exact totals prove the overflows are folded in.
 - **TSC and cycles** have no exact expectation. They are compared with the same thread in a
   reference run (its domain alone, its threads placed as in the scenario), the way seed 003
   compares with native runs. Their errors have causes, listed below; each thread's must stay
