@@ -1,12 +1,20 @@
 /* counters=pv-a, pv-i and hvm: the user library's counters over the guest kernel's PMU driver. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "guest-stub/kernel/pmu.h"
 #include "guest-stub/workloads/meter.h"
 
 #define KPMU_ARGS_MAX	32
-#define IMODE_PERIOD	(1ull << 47)	/* i-mode counters never overflow in a window */
+#define IMODE_PERIOD	(1ull << 47)	/* by default i-mode counters never overflow in a window */
+
+/*
+ * iperiod=N: instructions and branches overflow every N events. Not cycles: under hybrid
+ * accounting they take the hypervisor's ticks, and a notification's handling outlasts a short
+ * period, so the counter would overflow again before the handler returned, for ever.
+ */
+static uint64_t imode_period = IMODE_PERIOD;
 
 /* Counter k counts papi_events[k]: the PAPI preset, or the event select one layer down. */
 static const struct {
@@ -36,6 +44,15 @@ static bool driver_init(int argc, char **argv, const char *mode)
 static bool pv_setup(int argc, char **argv)
 {
 	return driver_init(argc, argv, "mode=pv");
+}
+
+/* pv-i: the paravirtual driver, and iperiod= so that the validation's counts cross overflows. */
+static bool imode_setup(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++)
+		if (strncmp(argv[i], "iperiod=", 8) == 0)
+			imode_period = strtoull(argv[i] + 8, NULL, 0);
+	return pv_setup(argc, argv);
 }
 
 static bool hvm_setup(int argc, char **argv)
@@ -124,7 +141,8 @@ static bool imode_open(struct wl_meter_state *s)
 	c->imode_mask = (1u << NCOUNTERS) - 1;
 	for (unsigned k = 0; k < NCOUNTERS; k++) {
 		c->evtsel[k] = pvc_evtsel(papi_events[k].evtsel_event, PVC_USR);
-		c->ireset[k] = pvc_ireset(IMODE_PERIOD);
+		c->ireset[k] = pvc_ireset(papi_events[k].event == WL_CYCLES ? IMODE_PERIOD :
+					  imode_period);
 	}
 	return true;
 }
@@ -148,7 +166,7 @@ static void imode_stop(struct wl_meter_state *s, uint64_t values[WL_NEVENTS])
 const struct wl_meter wl_meter_pv_i = {
 	.name = "pv-i",
 	.ring = KTHREAD_USER,
-	.setup = pv_setup,
+	.setup = imode_setup,
 	.open = imode_open,
 	.start = imode_start,
 	.stop = imode_stop,

@@ -22,7 +22,11 @@ TSC_KHZ = re.compile(r"^perfvisor: TSC runs at (\d+) kHz")
 SUMMARY = re.compile(r"^perfvisor:   domain \d+ \(([^)]+)\): (?:exit code (-?\d+), \d+ vcpus, "
                      r"(\d+) exits, (\d+) migrations, ran (\d+) host TSC ticks|(.*))$")
 TIME = re.compile(r"^perfvisor:     time: (\d+) ticks in the guest, (\d+) in the hypervisor")
-VCPU = re.compile(r"^perfvisor:     vcpu \d+: pmu (\d+) stepped instructions")
+# The branches' tally is printed when the hypervisor's work counts as branches too.
+VCPU = re.compile(r"^perfvisor:     vcpu \d+: pmu (\d+) stepped instructions, \d+ retired, "
+                  r"(\d+) hypervisor ticks (?:\((\d+) counted as vcpu-mode branches\) )?"
+                  r"\((\d+) counted as vcpu-mode instructions")
+SWITCHES = re.compile(r"^perfvisor:   pcpu \d+: (\d+) vcpu switches \((\d+) ticks each")
 EXACT_EVENTS = ("instructions", "branches", "notifications")
 CHASED = ("wl_chase_x4", "wl_chase_x3", "wl_chase_x2", "wl_chase_x1")
 
@@ -47,7 +51,8 @@ def domain_lines(lines):
 def parse(case, lines):
     """The values the guests printed, the summary's costs, and the domains' fates."""
     values, fates, costs = [], {}, {"exits": 0, "steps": 0, "guest_ticks": 0,
-                                    "hv_ticks": 0, "migrations": 0}
+                                    "hv_ticks": 0, "migrations": 0, "switches": 0,
+                                    "switch_ticks": 0, "domains": {}}
     for dom, text in domain_lines(lines):
         if text.startswith("{"):
             try:
@@ -56,6 +61,7 @@ def parse(case, lines):
                 continue
             v["domain"] = dom
             values.append(v)
+    dom = None  # the domain whose summary lines follow
     for line in lines:
         m = TSC_KHZ.match(line)
         if m:
@@ -64,6 +70,8 @@ def parse(case, lines):
         if m:
             dom, code, exits, migrations, _, fate = m.groups()
             fates[dom] = f"exit code {code}" if code is not None else fate
+            costs["domains"][dom] = {"hv_ticks": 0, "guest_ticks": 0, "vcpu_hv_ticks": 0,
+                                     "exits": int(exits or 0), "tally": {}}
             if code is not None:
                 costs["exits"] += int(exits)
                 costs["migrations"] += int(migrations)
@@ -71,9 +79,22 @@ def parse(case, lines):
         if m:
             costs["guest_ticks"] += int(m.group(1))
             costs["hv_ticks"] += int(m.group(2))
+            if dom in costs["domains"]:
+                costs["domains"][dom]["guest_ticks"] = int(m.group(1))
+                costs["domains"][dom]["hv_ticks"] = int(m.group(2))
         m = VCPU.match(line)
         if m:
             costs["steps"] += int(m.group(1))
+            if dom in costs["domains"]:
+                d = costs["domains"][dom]
+                d["vcpu_hv_ticks"] += int(m.group(2))
+                for ev, n in (("instructions", m.group(4)), ("branches", m.group(3))):
+                    if n is not None:
+                        d["tally"][ev] = d["tally"].get(ev, 0) + int(n)
+        m = SWITCHES.match(line)
+        if m:
+            costs["switches"] += int(m.group(1))
+            costs["switch_ticks"] += int(m.group(1)) * int(m.group(2))
     return values, fates, costs
 
 
@@ -88,8 +109,32 @@ def value_row(case, v):
     return row
 
 
-def judge_counts(case, rows):
-    """Exact events must be exact; with vcpu accounting they may only be more."""
+# Counter modes whose counts the summary's "counted as vcpu-mode ..." tallies (the virtual
+# PMU's counters); the paravirtual ones take the same work, bounded by the VCPU's hypervisor
+# ticks instead.
+SUMMARY_COUNTED = ("hvm", "raw-msr")
+# The workload's own instructions and branches, after wl_mbench_expect(): 8 + 10.5n, 2 + 2n.
+LOOP = {"instructions": lambda n: 8 + 10 * n + n // 2, "branches": lambda n: 2 + 2 * n}
+
+
+def hv_events(costs):
+    """The events the hypervisor's own work adds to under vcpu accounting: those the summary
+    tallies (pmu/backend_soft.c: its ticks as instructions, and in some versions a share of them
+    as branches); cycles take it too but are not exact anyway. The others stay exact."""
+    return {ev for d in costs["domains"].values() for ev in d["tally"]} or {"instructions"}
+
+
+def case_arg(case, key):
+    """A guest argument key=N of the case's first domain, or None."""
+    for a in case.domains[0].args if case.domains else []:
+        if a.startswith(key + "="):
+            return int(a.split("=", 1)[1], 0)
+    return None
+
+
+def judge_counts(case, rows, hv):
+    """Exact events must be exact; with vcpu accounting the ones the hypervisor's work adds to
+    may only be more, by a budget judge_vcpu() checks against the summary."""
     reasons = []
     for r in rows:
         if r.get("error") is None or r["function"]:
@@ -97,7 +142,9 @@ def judge_counts(case, rows):
         base = r["event"].removesuffix("-direct")
         if base not in EXACT_EVENTS:
             continue
-        if case.acct == "vcpu":
+        if case.acct == "vcpu" and base in hv:
+            # Direct reads: judge_direct() (their relative expectation holds the
+            # hypervisor's variable work).
             r["judged"] = not r["event"].endswith("-direct")
             r["ok"] = r["measured"] >= r["expected"]
         else:
@@ -106,6 +153,121 @@ def judge_counts(case, rows):
             reasons.append(f"{r['domain']} thread {r['thread']} {r['event']}: measured "
                            f"{r['measured']}, expected {r['expected']}")
     return reasons
+
+
+def thread_events(rows):
+    """{(domain, thread): {event: row}} of the microbenchmark's values."""
+    out = {}
+    for r in rows:
+        if r.get("workload") == "mbench" and r.get("thread") is not None:
+            out.setdefault((r["domain"], r["thread"]), {})[r["event"]] = r
+    return out
+
+
+def judge_vcpu(case, rows, costs):
+    """vcpu accounting against an independent expectation: a window counts the guest's own
+    events plus the hypervisor's work on its exits, which the summary tallies per VCPU
+    separately. Per domain and event, the windows the guest prints (the empty and full exact
+    windows, the full read window; the empty read window is not printed, and counts at most
+    what the full one does: the same code with fewer iterations) bound that tally from both
+    sides, give or take each window's two boundary exits (the enabling and disabling ones, whose
+    handling the counter may or may not see): two average exits' ticks per window. Per thread,
+    the excess is more than nothing and cannot pass the cycles, which take the same ticks plus
+    the guest's. Returns the reasons and the budget rows for the report."""
+    reasons, budget = [], []
+    per_dom = {}
+    n = case_arg(case, "n")
+    for (dom, _), ev in thread_events(rows).items():
+        for event in sorted(hv_events(costs)):
+            got = ev.get(event)
+            if not got or got.get("expected") is None:
+                continue
+            excess = got["measured"] - got["expected"]
+            if excess <= 0:
+                # Each window starts and stops counting through an exit (the WRMSR or the
+                # hypercall) whose handling lands in it.
+                reasons.append(f"{dom} thread {got['thread']}: {event} {got['measured']}, "
+                               "not one of the hypervisor's counted")
+            cyc = ev.get("cycles")
+            if cyc and excess > cyc["measured"]:
+                reasons.append(f"{dom} thread {got['thread']}: {event} exceed the loop by "
+                               f"{excess}, more than its cycles ({cyc['measured']})")
+            full, empty = got["raw"], got["raw"] - got["measured"]
+            read_full = ev.get(f"{event}-direct", {}).get("raw", 0)
+            windows = 4 if read_full else 2
+            half = LOOP[event](n // 2) - LOOP[event](0) if read_full else 0
+            d = per_dom.setdefault((dom, event), {"seen": 0, "most": 0, "guest": 0,
+                                                  "windows": 0})
+            d["seen"] += empty + full + read_full
+            d["most"] += empty + full + 2 * read_full
+            # The guest's own share of the printed windows: the loops and each window's path.
+            d["guest"] += got["expected"] + half + windows * WINDOW_PATH_MAX
+            d["windows"] += windows
+    for (dom, event), d in sorted(per_dom.items()):
+        s = costs["domains"].get(dom, {})
+        edges = d["windows"] * 2 * s.get("hv_ticks", 0) // max(s.get("exits", 0), 1)
+        low = d["seen"] - d["guest"] - edges
+        if case.counters in SUMMARY_COUNTED:
+            tally = s.get("tally", {}).get(event, 0)
+            what = f"hypervisor work counted as {event}"
+            high = d["most"] + edges
+        else:
+            tally, what, high = s.get("vcpu_hv_ticks", 0), "hypervisor ticks on its exits", None
+        ok = 0 < tally and low <= tally and (high is None or tally <= high)
+        budget.append([case.name, dom, case.counters, event, d["seen"], low,
+                       high if high is not None else "-", tally, what,
+                       "yes" if ok else "**no**"])
+        if not ok:
+            reasons.append(f"{dom}: the summary's {what} {tally}, outside [{low}, "
+                           f"{high if high is not None else 'any'}] that the windows' "
+                           f"{d['seen']} {event} allow")
+    return reasons, budget
+
+
+# A window's own path in user mode (the start's return, the empty loop, the stop's or read's
+# path to its sample), retries of a direct read included: the guest-accounting cases measure it
+# at 30 to 350 instructions (the empty window, the direct reads' excess over the loop).
+WINDOW_PATH_MAX = 1000
+
+
+def judge_direct(case, rows, hv):
+    """Direct reads against an absolute expectation too: the count at the read holds the
+    loop of n/2 iterations and no more than the window's own path on top (a constant bias of
+    the read would cancel in the relative check, not here); and it never passes the stop's
+    count that follows it."""
+    reasons = []
+    n = case_arg(case, "n")
+    if n is None:
+        return reasons
+    for r in rows:
+        base = str(r.get("event", "")).removesuffix("-direct")
+        if not r["event"] or not r["event"].endswith("-direct") or base not in LOOP:
+            continue
+        loop = LOOP[base](n // 2) - LOOP[base](0)
+        most = r["raw"] if case.acct == "vcpu" and base in hv \
+            else min(r["raw"], loop + WINDOW_PATH_MAX)
+        r["absolute"] = [loop, most]
+        if not loop <= r["measured"] <= most:
+            reasons.append(f"{r['domain']} thread {r['thread']} {r['event']}: read "
+                           f"{r['measured']}, outside [{loop}, {most}]")
+            r["ok"] = False
+    return reasons
+
+
+def judge_imode(case, rows):
+    """pv-i count cases must cross overflows: a period above the count proves nothing. Under
+    vcpu accounting only instructions (with the hypervisor's work) reach a period long enough
+    for the notifications to finish (cases.py)."""
+    period = case_arg(case, "iperiod")
+    if case.counters != "pv-i" or case.kind not in ("count", "scale"):
+        return []
+    if period is None:
+        return ["pv-i without iperiod=: its counters never overflow"]
+    must = ("instructions",) if case.acct == "vcpu" else tuple(LOOP)
+    return [f"{r['domain']} thread {r['thread']} {r['event']}: {r['measured']} events never "
+            f"reach the period {period}" for r in rows
+            if r.get("event") in must and r.get("expected") is not None
+            and r["measured"] < period]
 
 
 def judge_profile(rows):
@@ -203,7 +365,16 @@ def run_case(case, out, inject, log):
     rows = [value_row(case, v) for v in values]
 
     # What was measured wrong first: it says more than the exit codes it causes.
-    wrong = judge_profile(rows) if case.kind == "profile" else judge_counts(case, rows)
+    if case.kind == "profile":
+        wrong = judge_profile(rows)
+    else:
+        hv = hv_events(costs)
+        wrong = judge_counts(case, rows, hv) + judge_direct(case, rows, hv) \
+            + judge_imode(case, rows)
+    budget = []
+    if case.acct == "vcpu" and case.kind in ("count", "canary"):
+        more, budget = judge_vcpu(case, rows, costs)
+        wrong += more
     reasons = list(wrong)
     if status is None:
         reasons.append("the ISO could not be built")
@@ -221,15 +392,16 @@ def run_case(case, out, inject, log):
     seen = None
     if case.kind == "canary":
         # It passes when the injected fault shows as wrong counts, and only then.
-        reasons = [] if wrong else [f"inject={inject} went unseen: every count exact"]
-        seen = f"inject={inject} seen, as it must be: {wrong[0]}" if wrong else None
+        fault = case.guest_inject and f"guest inject={case.guest_inject}" or f"inject={inject}"
+        reasons = [] if wrong else [f"{fault} went unseen: every count exact"]
+        seen = f"{fault} seen, as it must be: {wrong[0]}" if wrong else None
     khz = costs.get("tsc_khz")
     vcpu_ticks = costs["guest_ticks"] + costs["hv_ticks"]
     row = {"case": case.name, "kind": "case", "case_kind": case.kind, "scenario": case.scenario,
            "counters": case.counters, "acct": case.acct, "inject": inject or None,
            "verdict": "FAIL" if reasons else "PASS", "reasons": reasons,
            "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1), "values": len(rows),
-           "fates": fates, "seen": seen, **costs}
+           "fates": fates, "seen": seen, "budget": budget, **costs}
     if khz and vcpu_ticks:
         row["vcpu_seconds"] = vcpu_ticks / (khz * 1000)
         row["exits_per_s"] = costs["exits"] / row["vcpu_seconds"]
@@ -257,6 +429,43 @@ def add_baselines(rows):
                 break
 
 
+def time_budget(case_row, ref_row, dom, event, acct):
+    """How far a thread's TSC or cycles may move from its baseline, in ticks, and why. Its
+    virtual TSC runs only in its VCPU's time (tsc=vcpu), so its window can grow at most by what
+    its domain's VCPU time grew over the baseline run (the guest kernel's extra work, the
+    hypervisor's on the extra exits), plus the VCPU switches, which land in the switched VCPU's
+    time; and shrink at most by as much. Cycles under guest accounting stop at every exit: the
+    domain's guest ticks alone."""
+    mine, base = case_row["domains"].get(dom, {}), next(iter(ref_row["domains"].values()), {})
+    keys = ("guest_ticks",) if event == "cycles" and acct == "guest" \
+        else ("guest_ticks", "hv_ticks")
+    grew = abs(sum(mine.get(k, 0) for k in keys) - sum(base.get(k, 0) for k in keys))
+    return grew + case_row.get("switch_ticks", 0) + ref_row.get("switch_ticks", 0)
+
+
+def judge_time(rows):
+    """TSC and cycles: each thread within its case's derived budget (time_budget) of its
+    baseline; the case fails when one is not. Marks the case rows; returns nothing."""
+    cases = {r["case"]: r for r in rows if r["kind"] == "case"}
+    refs = {c.name: c.ref for c in matrix.matrix(False) + matrix.matrix(True)}
+    for r in rows:
+        if r["kind"] == "case" or r.get("baseline") is None or r["event"] not in ("tsc", "cycles"):
+            continue
+        case, ref = cases.get(r["case"]), cases.get(refs.get(r["case"], ""))
+        if not case or not ref or "domains" not in case or "domains" not in ref:
+            continue
+        budget = time_budget(case, ref, r["domain"], r["event"], r["acct"])
+        r["bound"] = budget / r["baseline"]
+        r["ok"] = abs(r["measured"] - r["baseline"]) <= budget
+        why = (f"{r['domain']} thread {r['thread']} {r['event']}: {r['measured']} vs baseline "
+               f"{r['baseline']}, more than the derived {budget} ticks "
+               f"({100 * r['bound']:.1f}%)")
+        # A canary's verdict is about its fault, which may well move its time.
+        if not r["ok"] and why not in case["reasons"] and case.get("case_kind") != "canary":
+            case["reasons"].append(why)
+            case["verdict"] = "FAIL"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="the small set of validate-quick")
@@ -273,6 +482,7 @@ def main():
     if args.report_only:
         with open(results, encoding="utf-8") as f:
             rows = [json.loads(line) for line in f]
+        judge_time(rows)
         report.write(args.out, rows)
         return 0
 
@@ -309,11 +519,12 @@ def main():
             rows = [r for r in map(json.loads, f) if r["case"] not in rerun] + rows
         rows.sort(key=lambda r: order.get(r["case"], len(order)))
     add_baselines(rows)
+    judge_time(rows)
     with open(results, "w", encoding="utf-8") as f:
         for r in rows:
             f.write(json.dumps(r, sort_keys=True) + "\n")
     report.write(args.out, rows)
-    ran = [r for case_rows in per_case for r in case_rows if r["kind"] == "case"]
+    ran = [r for r in rows if r["kind"] == "case" and r["case"] in {c.name for c in cases}]
     failed = [r["case"] for r in ran if r["verdict"] != "PASS"]
     cpu = sum(r["cpu_seconds"] for r in ran)
     print(f"validate: {len(cases) - len(failed)} of {len(cases)} cases passed in "
