@@ -206,7 +206,7 @@ static bool single_step_to(uint64_t next)
 {
 	vmcs[VMCS_GUEST_RIP] = next;
 	step_on_exit(&vcpu);
-	return step_handle_db(&vcpu, DB_BS);
+	return step_handle_db(&vcpu, DR6_BS);
 }
 
 /* TF only while counting; the exception bitmap widened and restored (docs/soft-pmu.md, How 3). */
@@ -226,7 +226,7 @@ static void test_tf_only_while_counting(void)
 	      (STEP_EXCEPTIONS & 1u << EXC_DB) && !(STEP_EXCEPTIONS & (1u << 3 | 1u << 4 | 1u << 18)),
 	      "counting: every exception but #BP, #OF, #MC exits (docs/soft-pmu.md, exceptions)");
 	vcpu.step.want = false;
-	vmcs[VMCS_GUEST_PENDING_DBG] = DB_BS | 1;
+	vmcs[VMCS_GUEST_PENDING_DBG] = DR6_BS | 1;
 	step_before_entry(&vcpu);
 	check(!tf() && !vcpu.step.active &&
 	      vmcs[VMCS_EXCEPTION_BITMAP] == (GUEST_EXC_BITMAP | 1u << EXC_DB),
@@ -244,11 +244,11 @@ static void test_stray_single_step(void)
 	reset(nop_hlt, sizeof(nop_hlt));
 	vcpu.step.want = true;
 	step_before_entry(&vcpu);
-	vmcs[VMCS_GUEST_PENDING_DBG] = DB_BS | 2;
+	vmcs[VMCS_GUEST_PENDING_DBG] = DR6_BS | 2;
 	step_on_exit(&vcpu);
 	check(vmcs[VMCS_GUEST_PENDING_DBG] == 2,
 	      "any exit while stepping: pending BS cleared, other pending bits kept (PLATFORM-NOTES)");
-	vmcs[VMCS_GUEST_PENDING_DBG] = DB_BS;
+	vmcs[VMCS_GUEST_PENDING_DBG] = DR6_BS;
 	step_handle_db(&vcpu, 1u << 0);
 	check(!vmcs[VMCS_GUEST_PENDING_DBG], "a #DB exit while stepping: pending BS cleared");
 }
