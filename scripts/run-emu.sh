@@ -179,15 +179,35 @@ qemu | kvm)
 	;;
 esac
 
+# Bochs's RFB display binds the first free port of 5900-5949, but two Bochs that
+# start together both bind 5900, one fails listen() and then cannot rebind its
+# socket to any other port, and exits. Starts are serialized: each waits until
+# the previous one has claimed its port (or given up) before starting.
+exec {rfb_lock_fd}>"${TMPDIR:-/tmp}/perfvisor-bochs-rfb.lock"
+[ "$emu" != bochs ] || flock "$rfb_lock_fd"
+rfb_claimed() {
+	local i
+	[ "$emu" = bochs ] && for i in $(seq 100); do
+		grep -q -e 'listening for connections' -e 'RFB could not bind' \
+			"$dir/bochs.log" 2>/dev/null && break
+		kill -0 $emu_pid 2>/dev/null || break
+		sleep 0.05
+	done
+	exec {rfb_lock_fd}>&-
+}
+
 printf '%q ' timeout -k 5 "$timeout_s" "${cmd[@]}" >"$dir/command.txt"
 echo >>"$dir/command.txt"
 : >"$serial"
+rm -f "$dir/bochs.log"
 [ $gdb -eq 0 ] || echo "run-emu: QEMU waits for gdb on localhost:1234" >&2
 
 # timeout runs the emulator in its own process group, out of reach of the
 # terminal's Ctrl-C: pass interruptions on ourselves.
-timeout -k 5 "$timeout_s" "${cmd[@]}" </dev/null >"$dir/emulator.txt" 2>&1 &
+# The emulator must not inherit the lock, or it would hold it to its end.
+timeout -k 5 "$timeout_s" "${cmd[@]}" </dev/null >"$dir/emulator.txt" 2>&1 {rfb_lock_fd}>&- &
 emu_pid=$!
+rfb_claimed
 interrupted=0
 trap 'interrupted=1; kill -TERM $emu_pid 2>/dev/null' INT TERM
 tail_pid=
