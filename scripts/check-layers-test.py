@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Proves scripts/check-layers.py fails on a lower layer including a higher one: small trees
-with and without a violation, the verdict and the line that names file and line number."""
+with and without a violation, the verdict and the line that names file and line number; and
+that --doc fails when a document's edges block misses an arrow of the tree or lists one too many."""
 
 import os
 import subprocess
@@ -36,6 +37,18 @@ BROKEN = [
 ]
 
 
+# The arrows of CLEAN between top-level folders (tests/ left out), as an edges block lists them.
+CLEAN_EDGES = ["boot -> hv: 1", "boot -> lib: 1", "boot -> pmu: 1", "guest-stub -> include: 2",
+               "hv -> include: 1", "hv -> lib: 1", "hv -> pmu: 1", "lib -> include: 1",
+               "pmu -> hv: 1", "pmu -> lib: 1"]
+
+
+def edges_doc(lines):
+    """A document with LINES in its edges block, after another block that must not count."""
+    return "# Layers\n\n```\nlib -> boot: 1\n```\n\n```edges\n" + \
+        "".join(line + "\n" for line in lines) + "```\n"
+
+
 def write(root, files):
     for path, text in files.items():
         os.makedirs(os.path.join(root, os.path.dirname(path)), exist_ok=True)
@@ -43,9 +56,9 @@ def write(root, files):
             out.write(text)
 
 
-def check(root):
-    done = subprocess.run([sys.executable, CHECK, "--root", root], stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True)
+def check(root, *options):
+    done = subprocess.run([sys.executable, CHECK, "--root", root, *options],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     return done.returncode, done.stdout
 
 
@@ -62,6 +75,16 @@ def main():
             results.append((status == 1 and f"{path}:{line}: " in out,
                             f"{path} breaking the layers fails, naming {path}:{line}", out))
             os.remove(os.path.join(root, path))
+        doc = os.path.join(root, "doc.md")
+        for lines, status_want, words, what in (
+                (CLEAN_EDGES, 0, "gets wrong: 0", "an edges block listing every arrow passes"),
+                (CLEAN_EDGES[1:], 1, "the tree includes boot/ -> hv/ (1 lines)",
+                 "an edges block missing an arrow fails, naming it"),
+                (CLEAN_EDGES + ["lib -> pmu: 3"], 1, "lists lib -> pmu; the tree has no such",
+                 "an edges block with an arrow the tree lacks fails, naming it")):
+            write(root, {"doc.md": edges_doc(lines)})
+            status, out = check(root, "--doc", doc)
+            results.append((status == status_want and words in out, what, out))
     failed = 0
     for number, (passed, what, out) in enumerate(results, 1):
         print(f"{'ok' if passed else 'not ok'} {number} - {what}")

@@ -23,6 +23,8 @@ RULES = {
     "guest-stub": ("include/",),
 }
 SOURCES = (".c", ".h", ".S")
+# An edge line of docs/architecture.md's edges block, as --edges prints it.
+DOC_EDGE = re.compile(r"^([\w-]+) -> ([\w-]+): \d+$")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 
@@ -72,22 +74,53 @@ def scan(root):
     return violations, edges
 
 
+def doc_edges(path):
+    """The (from, to) pairs listed in the ```edges block of the document PATH."""
+    pairs, inside = set(), False
+    with open(path, encoding="utf-8") as doc:
+        for line in doc:
+            line = line.rstrip("\n")
+            if line.startswith("```"):
+                inside = line == "```edges"
+                continue
+            m = DOC_EDGE.match(line) if inside else None
+            if m:
+                pairs.add((m.group(1), m.group(2)))
+    return pairs
+
+
+def doc_differences(path, edges):
+    """The arrows between the hypervisor's and guests' folders (tests/ left out) that the
+    tree and the document PATH do not share, in words."""
+    tree = {pair for pair in edges if pair[0] != "tests"}
+    listed = doc_edges(path)
+    return ([f"{path}: the tree includes {a}/ -> {b}/ ({edges[(a, b)]} lines); its edges "
+             f"block does not list it" for a, b in sorted(tree - listed)] +
+            [f"{path}: its edges block lists {a} -> {b}; the tree has no such include"
+             for a, b in sorted(listed - tree)])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--root", default=os.path.dirname(os.path.dirname(
         os.path.abspath(__file__))), help="the tree to check (default: this one)")
     parser.add_argument("--edges", action="store_true",
                         help="also print the includes between top-level folders, per pair")
+    parser.add_argument("--doc", metavar="FILE",
+                        help="also fail when FILE's edges block (docs/architecture.md) lists "
+                        "other arrows between top-level folders than the tree has")
     args = parser.parse_args()
     violations, edges = scan(args.root)
+    stale = doc_differences(args.doc, edges) if args.doc else []
     if args.edges:
         for (src, dst), n in sorted(edges.items()):
             print(f"{src} -> {dst}: {n}")
-    for line in violations:
+    for line in violations + stale:
         print(line)
     print(f"check-layers: includes against the layers: {len(violations)}; "
-          f"between top-level folders: {sum(edges.values())}")
-    return 1 if violations else 0
+          f"between top-level folders: {sum(edges.values())}"
+          + (f"; arrows {args.doc} gets wrong: {len(stale)}" if args.doc else ""))
+    return 1 if violations or stale else 0
 
 
 if __name__ == "__main__":
