@@ -66,7 +66,7 @@ check-layers:
 
 # The layers of make test (docs/testing.md).
 TEST_LAYERS := check-layers test-unit test-system fuzz-smoke validate-quick bench-check \
-	pictures-check
+	pictures-check kut-check
 
 # Every layer runs even if an earlier one fails; the status says whether all passed.
 test: deps

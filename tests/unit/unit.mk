@@ -7,10 +7,12 @@ UNIT_CFLAGS	:= -std=gnu11 -g -O1 -I. -Wall -Wextra -Werror -fsanitize=address,un
 UNIT_DIR	:= build/unit
 UNIT_SRCS	:= $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS	:= $(patsubst tests/unit/%.c,$(UNIT_DIR)/%,$(UNIT_SRCS))
+# The host test of the table make run prints (scripts/demo-table.py), run and summed with them.
+UNIT_SCRIPTS	:= scripts/demo-table-test.py
 
 .PHONY: test-unit
 test-unit: $(UNIT_BINS)
-	@tests/unit/run.sh $(if $(filter 1,$(V)),-v) $(UNIT_BINS)
+	@tests/unit/run.sh $(if $(filter 1,$(V)),-v) $(UNIT_BINS) $(UNIT_SCRIPTS)
 
 # Each program #includes the .c files it tests; -MMD records them so edits rebuild it.
 $(UNIT_BINS): $(UNIT_DIR)/%: tests/unit/%.c tests/unit/unit.mk
