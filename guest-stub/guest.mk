@@ -1,4 +1,4 @@
-# Builds every guest-stub/NAME.c into build/guest/NAME.elf with the runtime, the kernel and newlib.
+# Links each guest of guest-stub/{tests,bench,validate,demo}/ into build/guest/NAME.elf.
 
 GUEST_CC := gcc
 GUEST_OUT := build/guest
