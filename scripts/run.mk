@@ -24,12 +24,13 @@ RUN_BOOT = $(if $(filter bochs,$(EMU)),--iso $(RUN_ISO),--scenario $(SCENARIO))
 # follows the log; other scenarios print none.
 run: deps all
 	$(if $(filter bochs,$(EMU)),scripts/mkiso.sh $(SCENARIO) $(RUN_ISO))
-	@rc=0; scripts/run-emu.sh --emu $(EMU) --cpus $(CPUS) --timeout $(RUN_TIMEOUT) \
+	@echo "  RUN     $(SCENARIO) under $(EMU), $(CPUS) CPUs, log in $(RUN_LOG)"
+	$(Q)rc=0; scripts/run-emu.sh --emu $(EMU) --cpus $(CPUS) --timeout $(RUN_TIMEOUT) \
 		--log $(RUN_LOG) --follow $(RUN_BOOT) || rc=$$?; \
 	python3 scripts/demo-table.py $(RUN_LOG)/serial.txt || [ $$rc != 0 ] || rc=1; exit $$rc
 
 gdb: all
-	@printf 'file %s\ntarget remote localhost:1234\n' '$(abspath $(KERNEL))' >$(RUN_GDB_SCRIPT)
+	$(Q)printf 'file %s\ntarget remote localhost:1234\n' '$(abspath $(KERNEL))' >$(RUN_GDB_SCRIPT)
 	@echo "gdb: QEMU starts stopped; in another terminal run:  gdb -x $(RUN_GDB_SCRIPT)"
 	@echo "gdb: then e.g. 'hbreak boot_main' and 'continue' (hardware breakpoints: QEMU copies"
 	@echo "gdb: the kernel in after reset). Ctrl-C here or 'kill' in gdb ends the run."

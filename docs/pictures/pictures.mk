@@ -15,12 +15,13 @@ pictures: $(PIC_SVGS)
 
 # Without Graphviz (before make deps) the committed SVG stays as it is.
 docs/pictures/%.svg: docs/pictures/%.dot
-	@if command -v dot >/dev/null; then echo "  DOT     $@"; dot -Tsvg $< -o $@; \
+	@if command -v dot >/dev/null; then echo "  DOT     $@"; \
 	else echo "pictures: no Graphviz (make deps installs it): $@ not rendered"; fi
+	$(Q)if command -v dot >/dev/null; then dot -Tsvg $< -o $@; fi
 
 pictures-check:
 	@mkdir -p $(PIC_CHECK)
-	@rc=0; for d in $(PIC_DOTS); do \
+	$(Q)rc=0; for d in $(PIC_DOTS); do \
 		s=$${d%.dot}.svg; n=$(PIC_CHECK)/$$(basename $$s); \
 		dot -Tsvg $$d -o $$n || { rc=1; continue; }; \
 		$(PIC_STRIP) $$s >$$n.committed; $(PIC_STRIP) $$n >$$n.rendered; \

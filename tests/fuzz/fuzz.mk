@@ -21,10 +21,10 @@ FUZZ_RUN_BINS	:= $(if $(FUZZ_ONLY),$(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_ONLY)),$
 
 .PHONY: fuzz fuzz-smoke
 fuzz: $(FUZZ_RUN_BINS)
-	@tests/fuzz/run.sh -t $(FUZZ_SECONDS) -r $(FUZZ_RUNS) -j $(FUZZ_JOBS) $(FUZZ_RUN_BINS)
+	$(Q)tests/fuzz/run.sh -t $(FUZZ_SECONDS) -r $(FUZZ_RUNS) -j $(FUZZ_JOBS) $(FUZZ_RUN_BINS)
 
 fuzz-smoke: $(FUZZ_BINS)
-	@tests/fuzz/run.sh -s -j $(FUZZ_JOBS) $(FUZZ_BINS)
+	$(Q)tests/fuzz/run.sh -s -j $(FUZZ_JOBS) $(FUZZ_BINS)
 
 # Each target #includes the .c files it fuzzes; -MMD records them so edits rebuild it.
 $(FUZZ_BINS): $(FUZZ_DIR)/%: tests/fuzz/%.c tests/fuzz/fuzz.mk

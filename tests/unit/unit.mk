@@ -12,7 +12,7 @@ UNIT_SCRIPTS	:= scripts/demo-table-test.py
 
 .PHONY: test-unit
 test-unit: $(UNIT_BINS)
-	@tests/unit/run.sh $(if $(filter 1,$(V)),-v) $(UNIT_BINS) $(UNIT_SCRIPTS)
+	$(Q)tests/unit/run.sh $(if $(filter 1,$(V)),-v) $(UNIT_BINS) $(UNIT_SCRIPTS)
 
 # Each program #includes the .c files it tests; -MMD records them so edits rebuild it.
 $(UNIT_BINS): $(UNIT_DIR)/%: tests/unit/%.c tests/unit/unit.mk
