@@ -280,7 +280,7 @@ static int64_t resume(struct vcpu *v, uint64_t ctl_la, uint64_t values_la)
 	return 0;
 }
 
-/* The overflows not yet taken by the guest; reading them takes them (seed 003 4.2.2). */
+/* The overflow counts not yet taken by the guest; reading them takes them (seed 003 4.2.2). */
 static int64_t take_pending(struct pv_vcpu_area *a)
 {
 	uint32_t pending = a->overflow_pending;
@@ -431,8 +431,8 @@ uint64_t pv_overflow(struct vcpu *v, uint64_t overflowed)
 		pv->vpmu.pmc[i] = ((c->ireset[i] & WIDTH_MASK) + over % period) & WIDTH_MASK;
 		pv->vpmu.global_status &= ~(1ull << i);
 		a->overflows += 1 + over / period;
+		a->overflow_pending = pv_pending_add(a->overflow_pending, i, 1 + over / period);
 	}
-	a->overflow_pending |= (uint32_t)mine;
 	if (pv->pd->pv.vector)
 		vcpu_pmu_raise_vector(v, pv->pd->pv.vector);
 	return overflowed & ~mine;

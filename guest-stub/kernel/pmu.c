@@ -51,16 +51,21 @@ static uint64_t user_rip(const struct kthread *k)
 	return k->kstack && (f->cs & 3) == 3 ? f->rip : 0;
 }
 
-/* The thread learns of its overflows (a profiler would signal it): counts and a sample RIP. */
-static void notify(struct kthread *k, uint32_t bits, bool late)
+/*
+ * The thread learns of its overflows (a profiler would signal it): one notification and one
+ * sample RIP per overflow, however many came before it could be told (counts, PV_PENDING).
+ */
+static void notify(struct kthread *k, uint32_t counts, bool late)
 {
 	struct kpmu_thread *t = k->pmu;
 
-	for (uint32_t m = bits; m; m &= m - 1) {
-		t->notified[__builtin_ctz(m)]++;
-		t->rips[t->nrips % KPMU_RIPS] = user_rip(k);
-		t->nrips++;
-		t->notified_late += late;
+	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++) {
+		for (uint32_t n = pv_pending_count(counts, i); n; n--) {
+			t->notified[i]++;
+			t->rips[t->nrips % KPMU_RIPS] = user_rip(k);
+			t->nrips++;
+			t->notified_late += late;
+		}
 	}
 }
 
@@ -93,7 +98,7 @@ static void suspend(struct kthread *k, unsigned cpu)
 	struct kpmu_thread *t = k->pmu;
 
 	pv_thread_suspend(&t->counts, areas, &ops);
-	t->pending |= backend->unload(t, cpu);
+	t->pending = pv_pending_merge(t->pending, backend->unload(t, cpu));
 }
 
 static bool counting(const struct kthread *k)
@@ -134,13 +139,13 @@ static void on_overflow(uint8_t vector)
 	struct kthread *k = this_cpu()->current;
 	struct kpmu_thread *t = counting(k) ? k->pmu : NULL;
 	struct kpmu_stats *s = &kpmu_cpu_stats[this_cpu()->id];
-	uint32_t bits = backend->iack(t);
+	uint32_t counts = backend->iack(t);
 
 	(void)vector;
 	s->overflow_irqs++;
 	/* None: the thread that overflowed was suspended first; it hears of it when resumed. */
-	if (bits)
-		notify(k, bits, false);
+	if (counts)
+		notify(k, counts, false);
 	else
 		s->stale_irqs++;
 }

@@ -41,7 +41,7 @@ struct kpmu_thread {
 	uint32_t running;		/* counting; else counts.sum holds the final values */
 	struct pv_control control;
 	uint64_t ivalues[PV_PMU_COUNTERS];	/* i-mode counters at the last suspension */
-	uint32_t pending;		/* overflows that happened while it was being suspended */
+	uint32_t pending;		/* overflow counts (PV_PENDING) found by its suspensions */
 	uint64_t notified[PV_PMU_COUNTERS];	/* overflow notifications per counter */
 	uint64_t notified_late;		/* of those, found at its suspension: told at resume/stop */
 	uint64_t nrips;			/* notifications recorded in rips[nrips % KPMU_RIPS] */

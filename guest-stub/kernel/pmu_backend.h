@@ -21,7 +21,8 @@ union kpmu_page {
  * Called on the VCPU cpu with interrupts masked. load: the VCPU counts for t now (NULL: for
  * no thread), its i-mode counters from t->ivalues; returns 0 or a negative error. unload: t
  * stops counting; i-mode values go to t->ivalues; returns the overflows it has not been told
- * of. iack: for the overflow interrupt, the running thread t's (maybe NULL) overflows.
+ * of, as counts (PV_PENDING). iack: for the overflow interrupt, the running thread t's (maybe
+ * NULL) overflow counts.
  * cpu_init (may be NULL): once on each VCPU, before its first thread runs.
  */
 struct kpmu_backend {

@@ -45,10 +45,17 @@ static void hvm_cpu_init(void)
 	apic_set_lvtpc(KPMU_VECTOR);
 }
 
-/* Overflows past 0 leave the events since then in the counter: the next period starts there. */
-static uint64_t rearm(const struct kpmu_thread *t, unsigned i, uint64_t value)
+/*
+ * Counter i overflowed and counted on to value (events since it passed zero): the next period
+ * starts with what counted past zero, and each whole period in value is one more overflow.
+ * Adds them to *counts and returns the counter's new value.
+ */
+static uint64_t rearm(const struct kpmu_thread *t, unsigned i, uint64_t value, uint32_t *counts)
 {
-	return (value + t->control.ireset[i]) & WIDTH_MASK;
+	uint64_t reset = t->control.ireset[i] & WIDTH_MASK, period = WIDTH_MASK - reset + 1;
+
+	*counts = pv_pending_add(*counts, i, 1 + value / period);
+	return reset + value % period;
 }
 
 /* Programs t's control; nothing for no thread: the last one's unload stopped every counter. */
@@ -78,7 +85,7 @@ static int64_t hvm_load(struct kpmu_thread *t, unsigned cpu)
  */
 static uint32_t hvm_unload(struct kpmu_thread *t, unsigned cpu)
 {
-	uint32_t imode = t->control.imode_mask, pending;
+	uint32_t imode = t->control.imode_mask, overflowed, counts = 0;
 	uint64_t status;
 
 	(void)cpu;
@@ -86,33 +93,34 @@ static uint32_t hvm_unload(struct kpmu_thread *t, unsigned cpu)
 	if (!imode)
 		return 0;
 	status = rt_rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
-	pending = (uint32_t)status & imode;
+	overflowed = (uint32_t)status & imode;
 	for (uint32_t m = imode; m; m &= m - 1) {
 		unsigned i = __builtin_ctz(m);
 		uint64_t v = rt_rdmsr(MSR_IA32_A_PMC0 + i);
 
-		t->ivalues[i] = pending >> i & 1 ? rearm(t, i, v) : v;
+		t->ivalues[i] = overflowed >> i & 1 ? rearm(t, i, v, &counts) : v;
 	}
-	if (pending)
-		rt_wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, pending);
-	return pending;
+	if (overflowed)
+		rt_wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, overflowed);
+	return counts;
 }
 
 /* The PMI: the running thread's overflowed i-mode counters re-armed; LVTPC masked itself. */
 static uint32_t hvm_iack(struct kpmu_thread *t)
 {
 	uint64_t status = rt_rdmsr(MSR_IA32_PERF_GLOBAL_STATUS);
-	uint32_t mine = t ? (uint32_t)status & t->control.imode_mask : 0;
+	uint32_t mine = t ? (uint32_t)status & t->control.imode_mask : 0, counts = 0;
 
 	for (uint32_t m = mine; m; m &= m - 1) {
 		unsigned i = __builtin_ctz(m);
+		uint64_t v = rt_rdmsr(MSR_IA32_A_PMC0 + i);
 
-		rt_wrmsr(MSR_IA32_A_PMC0 + i, rearm(t, i, rt_rdmsr(MSR_IA32_A_PMC0 + i)));
+		rt_wrmsr(MSR_IA32_A_PMC0 + i, rearm(t, i, v, &counts));
 	}
 	if (status)
 		rt_wrmsr(MSR_IA32_PERF_GLOBAL_OVF_CTRL, status);
 	apic_set_lvtpc(KPMU_VECTOR);
-	return mine;
+	return counts;
 }
 
 const struct kpmu_backend kpmu_hvm_backend = {

@@ -59,19 +59,19 @@ static int64_t pv_load(struct kpmu_thread *t, unsigned cpu)
 /* a-mode counters need nothing at suspension; i-mode ones stop and come back with news. */
 static uint32_t pv_unload(struct kpmu_thread *t, unsigned cpu)
 {
-	int64_t bits;
+	int64_t counts;
 
 	if (!t->control.imode_mask)
 		return 0;
-	bits = hypercall(cpu, HC_PMU_ISUSPEND, (uintptr_t)t->ivalues, 0);
-	return bits > 0 ? (uint32_t)bits : 0;
+	counts = hypercall(cpu, HC_PMU_ISUSPEND, (uintptr_t)t->ivalues, 0);
+	return counts > 0 ? (uint32_t)counts : 0;
 }
 
 static uint32_t pv_iack(struct kpmu_thread *t)
 {
-	int64_t bits = hypercall(this_cpu()->id, HC_PMU_IACK, 0, 0);
+	int64_t counts = hypercall(this_cpu()->id, HC_PMU_IACK, 0, 0);
 
-	return t && bits > 0 ? (uint32_t)bits : 0;
+	return t && counts > 0 ? (uint32_t)counts : 0;
 }
 
 const struct kpmu_backend kpmu_pv_backend = {

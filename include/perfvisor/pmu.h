@@ -6,7 +6,7 @@
 
 #include "include/perfvisor/hypercall.h"
 
-#define PV_PMU_VERSION		1
+#define PV_PMU_VERSION		2	/* 2: overflows pending are counts, not bits */
 #define PV_PMU_COUNTERS		4	/* per thread: the guest's 4 general counters */
 #define PV_PMU_AREA_STRIDE	4096	/* one page per VCPU in the shared area */
 
@@ -25,14 +25,14 @@
  *   the guest's general counters (CPUID.0AH; on a real PMU, no more than the hardware has).
  * HC_PMU_ISUSPEND(save): i-mode counters stop (they stay the control's until the next resume);
  *   their values go to save[PV_PMU_COUNTERS], which must be memory the guest may write (not the
- *   area: -EFAULT); returns the overflow bits the suspended thread has not been told of (the
- *   guest marks it pending).
+ *   area: -EFAULT); returns the overflow counts (below) the suspended thread has not been told
+ *   of (the guest keeps them pending).
  * HC_PMU_IRESUME(ctl, values): load the control (as RESUME) and start the i-mode counters at
  *   values[i]; each counts up and interrupts when it wraps past 2^48 - 1.
  * HC_PMU_SET_VECTOR(vector): the domain's overflow interrupt vector (32..255).
  * HC_PMU_READ(i): a-mode counter i's phys* (the VCPU-level value), for comparison with the
  *   direct read (benchmarks); -EINVAL for a counter the active control has not in a-mode.
- * HC_PMU_IACK(): returns and clears the overflow bits of the running thread, from the overflow
+ * HC_PMU_IACK(): returns and clears the overflow counts of the running thread, from the overflow
  *   interrupt's handler (0: the thread that overflowed was suspended before the interrupt).
  */
 #define HC_PMU_SETUP		(HC_PMU_BASE + 0)
@@ -42,6 +42,41 @@
 #define HC_PMU_SET_VECTOR	(HC_PMU_BASE + 4)
 #define HC_PMU_READ		(HC_PMU_BASE + 5)
 #define HC_PMU_IACK		(HC_PMU_BASE + 6)
+
+/*
+ * Overflows not yet told to the guest (overflow_pending, and what ISUSPEND and IACK return): a
+ * count per i-mode counter, 8 bits each (counter i in bits 8i+7:8i), saturating at 255. Two
+ * overflows before the guest acknowledges are two notifications, as a sampling profiler needs;
+ * the page's `overflows` total shows whether a count ever saturated.
+ */
+#define PV_PENDING_BITS		8
+#define PV_PENDING_MAX		((1u << PV_PENDING_BITS) - 1)
+
+_Static_assert(PV_PMU_COUNTERS * PV_PENDING_BITS <= 32, "pending counts fit 32 bits");
+
+static inline uint32_t pv_pending_count(uint32_t pending, unsigned i)
+{
+	return pending >> (i * PV_PENDING_BITS) & PV_PENDING_MAX;
+}
+
+/* pending with n more overflows of counter i. */
+static inline uint32_t pv_pending_add(uint32_t pending, unsigned i, uint64_t n)
+{
+	uint64_t c = pv_pending_count(pending, i) + n;
+
+	if (c > PV_PENDING_MAX)
+		c = PV_PENDING_MAX;
+	pending &= ~(PV_PENDING_MAX << (i * PV_PENDING_BITS));
+	return pending | (uint32_t)c << (i * PV_PENDING_BITS);
+}
+
+/* The counts of a and b added, counter by counter. */
+static inline uint32_t pv_pending_merge(uint32_t a, uint32_t b)
+{
+	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
+		a = pv_pending_add(a, i, pv_pending_count(b, i));
+	return a;
+}
 
 /* A thread's counter control: what each counter counts, and which are interrupt-mode. */
 struct pv_control {
@@ -81,7 +116,7 @@ struct pv_vcpu_area {
 	uint32_t vcpu_id;
 	uint32_t flags;			/* PV_FLAG_* */
 	uint32_t width;			/* physical counter width in bits (48 soft; 40, 48) */
-	uint32_t overflow_pending;	/* i-mode counters that overflowed, not yet seen by the guest */
+	uint32_t overflow_pending;	/* i-mode overflows not yet seen by the guest: PV_PENDING */
 	uint64_t active_seq;		/* bumped by every RESUME/IRESUME that changed the control */
 	uint64_t resumes;		/* RESUME and IRESUME hypercalls on this VCPU */
 	uint64_t overflows;		/* i-mode overflows on this VCPU */

@@ -238,7 +238,8 @@ static void check_result(uint64_t nr, int64_t r)
 		return;
 	}
 	if (nr == HC_PMU_ISUSPEND || nr == HC_PMU_IACK)
-		FZ_CHECK(r < 1 << PV_PMU_COUNTERS, "overflow bits 0x%llx", (long long)r);
+		FZ_CHECK((uint64_t)r < 1ull << PV_PMU_COUNTERS * PV_PENDING_BITS,
+			 "overflow counts 0x%llx", (long long)r);
 	else if (nr == HC_PMU_READ)
 		FZ_CHECK((uint64_t)r == pv_wrap(r, phys_width), "counter 0x%llx", (long long)r);
 	else
@@ -259,14 +260,19 @@ static bool valid(const struct pv_control *c)
 /* The page is what the hypervisor wrote: its header, and the control it took, as it took it. */
 static void check_area(const struct pv_vcpu_area *a, unsigned k)
 {
+	uint64_t pending;
+
 	FZ_CHECK(a->version == PV_PMU_VERSION && a->size == sizeof(*a) && a->vcpu_id == k &&
 		 a->flags == (hw_phys ? 0 : PV_FLAG_SOFT_PHYS) && a->width == phys_width,
 		 "VCPU %u page header", k);
 	FZ_CHECK(valid(&pd.pv.ctl[k]) && !memcmp(&a->active, &pd.pv.ctl[k], sizeof(a->active)),
 		 "VCPU %u control: %u counters, i-mode 0x%x", k, a->active.ncounters,
 		 a->active.imode_mask);
-	FZ_CHECK(!(a->overflow_pending >> PV_PMU_COUNTERS), "VCPU %u pending 0x%x", k,
-		 a->overflow_pending);
+	pending = 0;
+	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
+		pending += pv_pending_count(a->overflow_pending, i);
+	FZ_CHECK(pending <= a->overflows, "VCPU %u pending 0x%x, %llu overflows in all", k,
+		 a->overflow_pending, (unsigned long long)a->overflows);
 	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
 		FZ_CHECK(a->rdpmc_index[i] == i && a->soft_phys[i] <= WIDTH_MASK,
 			 "VCPU %u counter %u", k, i);

@@ -616,13 +616,14 @@ static void test_imode(void)
 	check(p->pmc[1] == TOP - 1 && !area(v)->overflow_pending && !v->raised,
 	      "9 branches: one short of overflow");
 	run(v, 4);
-	check(p->pmc[1] == TOP - 100 && area(v)->overflow_pending == 2 &&
+	check(p->pmc[1] == TOP - 100 && area(v)->overflow_pending == 1u << PV_PENDING_BITS &&
 	      area(v)->overflows == 1 && v->raised == 0xE0 && !v->pmis && !(p->global_status & 2),
-	      "the 10th overflows: re-armed to ireset, bit 1 pending, the domain's vector");
+	      "the 10th overflows: re-armed to ireset, counter 1's count 1 pending, the vector");
 	check(dom0.pd.pv.soft_phys[0][1] == 0, "the i-mode counter is not counted as an a-mode one");
 	check_read(&dom0, &t, 40, 0, 40 * TICKS, "a-mode counter 0 counts on beside it");
 	run(v, 8);
-	check(hc(v, HC_PMU_ISUSPEND, SAVE_GPA, 0) == 2, "ISUSPEND returns the pending bit");
+	check(hc(v, HC_PMU_ISUSPEND, SAVE_GPA, 0) == 1 << PV_PENDING_BITS,
+	      "ISUSPEND returns the pending count");
 	memcpy(save, dom0.ram + SAVE_GPA, sizeof(save));
 	check(save[1] == TOP - 98 && pv_sext(save[1], 48) == -98 && !p->evtsel[1],
 	      "ISUSPEND saves -98 (not overflowed) and stops counter 1");
@@ -633,8 +634,8 @@ static void test_imode(void)
 	memcpy(dom0.ram + VALUES_GPA, values, sizeof(values));
 	hc(v, HC_PMU_IRESUME, CTL_GPA, VALUES_GPA);
 	run(v, 4);
-	check(hc(v, HC_PMU_IACK, 0, 0) == 2 && hc(v, HC_PMU_IACK, 0, 0) == 0,
-	      "IACK takes the overflow bit once");
+	check(hc(v, HC_PMU_IACK, 0, 0) == 1 << PV_PENDING_BITS && hc(v, HC_PMU_IACK, 0, 0) == 0,
+	      "IACK takes the overflow count once");
 	/*
 	 * 250 branches from the reset value: the 100th overflows, the 200th again, 50 counted past
 	 * it stay (the reload is the period plus the overshoot), and the page counts 2 overflows.
@@ -645,9 +646,24 @@ static void test_imode(void)
 	overflows = area(v)->overflows;
 	run(v, 4 * 250);
 	check(p->pmc[1] == TOP - 50 && area(v)->overflows == overflows + 2 &&
-	      hc(v, HC_PMU_IACK, 0, 0) == 2,
-	      "250 events of a period of 100: 2 overflows counted, 50 kept past the reset (%#llx)",
-	      (unsigned long long)p->pmc[1]);
+	      hc(v, HC_PMU_IACK, 0, 0) == 2 << PV_PENDING_BITS,
+	      "250 events of a period of 100: 2 overflows counted and pending, 50 kept past the "
+	      "reset (%#llx)", (unsigned long long)p->pmc[1]);
+	/*
+	 * Two overflows before the acknowledgement (interrupts held off in the guest) are two
+	 * notifications: IACK returns the count 2, not one bit.
+	 */
+	values[1] = TOP - 10;
+	memcpy(dom0.ram + VALUES_GPA, values, sizeof(values));
+	hc(v, HC_PMU_IRESUME, CTL_GPA, VALUES_GPA);
+	run(v, 4 * 10);
+	run(v, 4 * 100);
+	check(hc(v, HC_PMU_IACK, 0, 0) == 2 << PV_PENDING_BITS,
+	      "two overflows, one after the other, before IACK: the count 2");
+	/* A count saturates at PV_PENDING_MAX instead of wrapping into the next counter's. */
+	check(pv_pending_add(pv_pending_add(0, 1, 200), 1, 100) == PV_PENDING_MAX << PV_PENDING_BITS &&
+	      pv_pending_merge(3u << 16 | 5, 4u << 16 | 1) == (7u << 16 | 6),
+	      "pending counts saturate per counter and merge counter by counter");
 }
 
 static int64_t racer_result;

@@ -395,7 +395,7 @@ static void test_mixed(void)
 	grun(v, 500);
 	check(!v->raised && !area(v)->overflow_pending, "500 instructions: no i-mode overflow yet");
 	grun(v, 500);
-	check(v->raised == 0xE0 && area(v)->overflow_pending == 4 && area(v)->overflows == 1 &&
+	check(v->raised == 0xE0 && area(v)->overflow_pending == 1u << 2 * PV_PENDING_BITS && area(v)->overflows == 1 &&
 	      !v->guest_pmis, "the 600th overflows counter 2: the domain's vector, not the LVTPC");
 	/* An instruction emulated at CPL 3 (CPUID, say): a-mode and the guest's counters see it. */
 	pmu_retired(v, NULL, 3);
@@ -406,7 +406,8 @@ static void test_mixed(void)
 	      (unsigned long long)rd(v, MSR_IA32_FIXED_CTR0));
 	check(rd(v, MSR_IA32_PMC0) == 77 && !(rd(v, MSR_IA32_PERF_GLOBAL_STATUS) & 1),
 	      "the guest's counter 0 stands still while PV holds it");
-	check(hc(v, HC_PMU_ISUSPEND, SAVE_GPA, 0) == 4, "ISUSPEND returns the pending bit");
+	check(hc(v, HC_PMU_ISUSPEND, SAVE_GPA, 0) == 1 << 2 * PV_PENDING_BITS,
+	      "ISUSPEND returns the pending count of counter 2");
 	memcpy(save, dom0.ram + SAVE_GPA, sizeof(save));
 	/* The overflow was seen at the end of the 500: the 400 past zero stay in the reload. */
 	check(save[2] == TOP48 - 1000 + 400 + 1 && !(model.evtsel[2] & EVTSEL_EN),
