@@ -92,8 +92,8 @@ struct arch_ctr {
 
 /*
  * What the counter at GLOBAL bit `bit` of c->one counts, by vpmu.c's own rules (event, rings,
- * allow-list, CMASK/INV/EDGE never counting), so both backends count the same things. False:
- * nothing, and the physical counter stays off.
+ * allow-list, CMASK/EDGE never counting, INV alone ignored), so both backends count the same
+ * things. False: nothing, and the physical counter stays off.
  */
 static bool arch_classify(struct arch_ctr *c, unsigned bit)
 {

@@ -138,17 +138,17 @@ static __attribute__((noinline)) void loop_window(struct counts *c)
 
 /* A window of size n long enough for exits to split it: it prints how many came around it. */
 static struct counts split_window(void (*window)(struct counts *), uint32_t n, const char *what,
-				  const char *unit)
+				  const char *unit, int64_t *exits)
 {
 	struct counts c;
-	int64_t exits = soft_hypercall(HC_VCPU_EXITS, 0, 0);
 
+	*exits = soft_hypercall(HC_VCPU_EXITS, 0, 0);
 	soft_rep_len = n;
 	counting(true);
 	window(&c);
 	counting(false);
-	exits = soft_hypercall(HC_VCPU_EXITS, 0, 0) - exits;
-	printf("soft_count: %s %u %s, %lld VM exits around it\n", what, n, unit, (long long)exits);
+	*exits = soft_hypercall(HC_VCPU_EXITS, 0, 0) - *exits;
+	printf("soft_count: %s %u %s, %lld VM exits around it\n", what, n, unit, (long long)*exits);
 	return c;
 }
 
@@ -158,12 +158,24 @@ static struct counts split_window(void (*window)(struct counts *), uint32_t n, c
  * one split by an interrupt (Vol. 2B REP: RIP stays on it, the rest runs on return) is still
  * one, counted when it completes.
  */
-static __attribute__((noinline)) void case_rep(uint32_t len)
+static __attribute__((noinline)) void case_rep(uint32_t len, bool split)
 {
-	struct counts c = split_window(rep_window, len, "rep movsb of", "bytes");
+	int64_t exits, one_exits;
+	struct counts c = split_window(rep_window, len, "rep movsb of", "bytes", &exits);
 
 	judge("rep movsb: one instruction", c, 4, 0);
 	report(soft_rep_dst[len - 1] == soft_rep_src[len - 1], "rep movsb: copied");
+	if (!split)
+		return;
+	/*
+	 * split=1: the copy is long enough for slice ends to interrupt it (each iteration is at
+	 * least one TSC tick under Bochs with one CPU, and 2 MiB of them are many 1 ms slices at
+	 * any TSC rate the hypervisor calibrates): more exits than around the same window copying
+	 * one byte prove it was split, and the count above is still one instruction.
+	 */
+	split_window(rep_window, 1, "rep movsb of", "bytes", &one_exits);
+	report(exits > one_exits, "rep movsb: split by exits: %lld around it, %lld around 1 byte",
+	       (long long)exits, (long long)one_exits);
 }
 
 /*
@@ -287,7 +299,8 @@ static __attribute__((noinline)) void case_smc(void)
 /* A loop long enough for slice ends (exits) at every point of it, its start among them. */
 static __attribute__((noinline)) void case_loop(uint32_t turns)
 {
-	struct counts c = split_window(loop_window, turns, "loop of", "turns");
+	int64_t exits;
+	struct counts c = split_window(loop_window, turns, "loop of", "turns", &exits);
 
 	judge("a loop of 4 (an exit anywhere in it)", c, 1 + 4 * turns, turns);
 }
@@ -328,7 +341,7 @@ int main(int argc, char **argv)
 	rt_wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
 	rt_wrmsr(MSR_IA32_PERFEVTSEL0 + CTR_INSNS, EVTSEL(ARCH_EVENT_INST_RETIRED));
 	rt_wrmsr(MSR_IA32_PERFEVTSEL0 + CTR_BRANCHES, EVTSEL(ARCH_EVENT_BRANCH_RETIRED));
-	case_rep(rep_len);
+	case_rep(rep_len, soft_arg(argc, argv, "split", 0));
 	case_faults();
 	case_traps();
 	case_shadows();

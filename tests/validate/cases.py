@@ -197,11 +197,13 @@ def matrix(quick):
         # a-mode sums across domain switches, migration with trap-and-emulate, i-mode
         # overflows, i-mode counts across overflows, vcpu accounting against the hypervisor's
         # tally: one of each path, small; and two again with a fault each, which must show.
-        # And scenario 3's baseline, so that its TSC and cycles meet their bound.
+        # And every baseline of those, so that their TSC and cycles meet their bound.
         # The slowest (pv-i: a notification per overflow) first.
         return [count_case("ref2", "pv-i", "guest", 400), count_case("3", "pv-a", "guest", 400),
                 count_case("ref2", "pv-a", "guest", 400), count_case("4", "hvm", "guest", 400),
-                ovf_case("shared", "pv-a", 400, 300), count_case("ref2", "hvm", "vcpu", 400),
+                count_case("ref1", "hvm", "guest", 400),
+                ovf_case("shared", "pv-a", 400, 300), ovf_case("ref", "pv-a", 400, 300),
+                count_case("ref2", "hvm", "vcpu", 400),
                 canary(count_case("3", "pv-a", "guest", 400), "pv-skip-sum"),
                 canary(count_case("ref2", "hvm", "vcpu", 400), "acct-as-guest")]
     n = 1000

@@ -448,6 +448,14 @@ def judge_time(rows):
     baseline; the case fails when one is not. Marks the case rows; returns nothing."""
     cases = {r["case"]: r for r in rows if r["kind"] == "case"}
     refs = {c.name: c.ref for c in matrix.matrix(False) + matrix.matrix(True)}
+    # A case whose times have no baseline would pass unjudged: its reference must have run.
+    timed = {r["case"] for r in rows if r["kind"] != "case" and r["event"] in ("tsc", "cycles")}
+    for name in sorted(timed):
+        ref = refs.get(name, "")
+        if ref and ref not in cases and name in cases:
+            cases[name]["reasons"].append(f"TSC and cycles unjudged: its baseline case {ref} "
+                                          "did not run")
+            cases[name]["verdict"] = "FAIL"
     for r in rows:
         if r["kind"] == "case" or r.get("baseline") is None or r["event"] not in ("tsc", "cycles"):
             continue
