@@ -121,14 +121,39 @@ uint64_t ept_changed(volatile uint64_t *dom_gen)
 	return __atomic_add_fetch(dom_gen, 1, __ATOMIC_SEQ_CST);
 }
 
+bool ept_flushed(struct ept_user *const *users, unsigned n, const struct ept_user *self,
+		 uint64_t gen)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (users[i] != self && __atomic_load_n(&users[i]->in_guest, __ATOMIC_SEQ_CST) &&
+		    __atomic_load_n(&users[i]->gen, __ATOMIC_ACQUIRE) < gen)
+			return false;
+	return true;
+}
+
 void ept_wait(struct ept_user *const *users, unsigned n, const struct ept_user *self,
 	      uint64_t gen)
 {
 	/* A user in its guest with an older generation leaves it within a slice (its timer). */
-	for (unsigned i = 0; i < n; i++)
-		while (users[i] != self && __atomic_load_n(&users[i]->in_guest, __ATOMIC_SEQ_CST) &&
-		       __atomic_load_n(&users[i]->gen, __ATOMIC_ACQUIRE) < gen)
-			cpu_relax();
+	while (!ept_flushed(users, n, self, gen))
+		cpu_relax();
+}
+
+bool ept_set_perms(uint64_t eptp, uint64_t gpa, uint64_t perms)
+{
+	uint64_t *t = table(eptp), *e;
+
+	for (int l = 3; l > 0; l--) {
+		e = &t[(gpa >> (12 + 9 * l)) & 511];
+		if (!(*e & EPT_RWX) || (*e & EPT_LARGE))
+			return false;
+		t = table(*e);
+	}
+	e = &t[(gpa >> 12) & 511];
+	if (!(*e & ADDR_MASK))
+		return false;
+	__atomic_store_n(e, (*e & ~EPT_RWX) | perms, __ATOMIC_RELEASE);
+	return true;
 }
 
 unsigned ept_destroy(uint64_t eptp)

@@ -30,6 +30,9 @@ uint64_t ept_enter(struct ept_user *u, volatile uint64_t *dom_gen);
 void ept_leave(struct ept_user *u);
 /* After a change of the EPT: its new generation (flush this PCPU for it, then ept_wait()). */
 uint64_t ept_changed(volatile uint64_t *dom_gen);
+/* Whether none of users[0..n) (self aside) can run its guest with a generation below gen now. */
+bool ept_flushed(struct ept_user *const *users, unsigned n, const struct ept_user *self,
+		 uint64_t gen);
 /* Waits until none of users[0..n) (self aside) can run its guest with a generation below gen. */
 void ept_wait(struct ept_user *const *users, unsigned n, const struct ept_user *self,
 	      uint64_t gen);
@@ -41,6 +44,12 @@ uint64_t ept_create(void);
  * False when out of memory for tables, and then every page keeps the mapping it had.
  */
 bool ept_map(uint64_t eptp, uint64_t gpa, uint64_t hpa, uint64_t size, uint64_t perms);
+/*
+ * Sets the rights of the 4 KiB leaf that maps gpa (one ept_map made; no table is made or split
+ * here, so it cannot fail for lack of memory). False when gpa has no 4 KiB leaf. The caller
+ * holds the domain's ept_lock and flushes as any change requires.
+ */
+bool ept_set_perms(uint64_t eptp, uint64_t gpa, uint64_t perms);
 /* Frees every table page of the EPT (not the memory it maps); returns how many frames. */
 unsigned ept_destroy(uint64_t eptp);
 

@@ -1,6 +1,7 @@
 /* EPT violations: emulated MMIO regions (hv/mmio.c), data beyond RAM as on a PC; code outside RAM ends the domain. */
 #include "hv/domain.h"
 #include "hv/mmio.h"
+#include "hv/step_pv.h"
 #include "hv/vmexit.h"
 #include "hv/vmx_ops.h"
 
@@ -18,6 +19,7 @@ static void unbacked_access(struct vcpu *v, uint64_t gpa, unsigned size, bool wr
  * SDM Vol. 3C 28.2.1, table 28-7: bits 0-2 say read, write or fetch; bit 7 that a linear
  * address is known, and bit 8 then whether the access was to it (else to a paging structure).
  */
+#define QUAL_WRITE		(1ull << 1)
 #define QUAL_FETCH		(1ull << 2)
 #define QUAL_LINEAR_VALID	(1ull << 7)
 #define QUAL_TRANSLATED		(1ull << 8)
@@ -30,6 +32,11 @@ void exit_ept_violation(struct vcpu *v, uint64_t qual)
 	if (mmio_handle(v, gpa, qual))
 		return;
 	if (gpa >= v->dom->ro_start && gpa < v->dom->ro_end) {
+		/* A read of a page the soft PMU shut while its VCPU runs a block (hv/step_pv.c). */
+		if (!(qual & (QUAL_WRITE | QUAL_FETCH))) {
+			step_pv_fault(v, gpa);
+			return;
+		}
 		dom_kill(v->dom, v, "write to its read-only PMU page at guest-physical 0x%lx", gpa);
 		return;
 	}

@@ -190,6 +190,11 @@ static bool start_block(struct vcpu *v)
 	} else if (!arm(v, rip + s->block.off[s->block.n] + cs_base, STEP_BP_BLOCK)) {
 		return false;
 	}
+	/* A paravirtual page with counts that every instruction moves is shut while it runs. */
+	if (pmu_pv_guard(&v->pmu) && !step_pv_block_start(v)) {
+		disarm_breakpoint(v);
+		return false;
+	}
 	/* Its start is a target too: RF keeps the breakpoint there from firing now (18.3.1.1). */
 	if (s->block.loops)
 		vmwrite(VMCS_GUEST_RFLAGS, vmread(VMCS_GUEST_RFLAGS) | RFLAGS_RF);
@@ -217,6 +222,7 @@ static void end_block(struct vcpu *v)
 	s->block_insns += insns;
 	if (insns)
 		pmu_retired_block(v, insns, branches, s->block_cpl);
+	step_pv_block_end(v);
 }
 
 static void plan_entry(struct vcpu *v)

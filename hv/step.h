@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "hv/step_block.h"
+#include "hv/step_pv.h"
 #include "pmu/pmu.h"
 
 struct vcpu;
@@ -30,7 +31,8 @@ struct vcpu_step {
 	unsigned bp_slots;	/* the debug-register slots (bit k: DRk) its breakpoints are in */
 	uint64_t bp_dr7;	/* their DR7 enable bits */
 	uint64_t steps;		/* instructions retired by single steps */
-	uint64_t exits;		/* #DB exits that were the stepping's own */
+	uint64_t exits;		/* exits that were the stepping's own: #DB, and reads of PV
+				 * pages shut while blocks run (hv/step_pv.c) */
 	/* Basic-block counting: the guest runs `block` with TF clear up to a breakpoint. */
 	bool block_on;		/* entered with block armed; counted at the next exit */
 	unsigned block_cpl;
@@ -38,6 +40,7 @@ struct vcpu_step {
 	uint64_t blocks;	/* blocks run */
 	uint64_t block_insns;	/* instructions retired in blocks */
 	bool block_lost_said;	/* an exit at a RIP no block can stop at was reported */
+	struct step_pv pv;	/* its PV page, shut while its a-mode counters run blocks */
 	uint32_t exc_saved;	/* the exception bitmap before stepping started */
 };
 

@@ -30,8 +30,10 @@ static void soft_programmed(struct vcpu *v)
 {
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 	uint32_t kernel = vpmu_active(&pv->vpmu, 0), user = vpmu_active(&pv->vpmu, 3);
+	uint32_t amode = pv_active(v);
 
-	pv->active = kernel | user | pv_active(v);
+	pv->active = kernel | user | amode;
+	pv->pv_guard = amode & STEP_EVENTS;
 	pv->stepping = (pv->active & STEP_EVENTS) || ((kernel ^ user) & CYCLE_EVENTS);
 	vcpu_pmu_set_stepping(v, pv->stepping);
 }
@@ -160,14 +162,11 @@ static void soft_retired(struct vcpu *v, const struct soft_insn *insn, unsigned 
 /*
  * How far the stepper may let the guest run unseen: up to the next overflow of an instructions
  * counter (the block is cut there, so the PMI comes after exactly that instruction; a block
- * holds one branch at most, at its end, so branch counters need no cut). Not at all while a
- * paravirtual a-mode counter counts instructions or branches: its page must be current at
- * every instruction, since a direct read may come at any one.
+ * holds one branch at most, at its end, so branch counters need no cut). Paravirtual a-mode
+ * counters never overflow; their page is shut while a block runs (pmu_pv_guard()).
  */
 static uint64_t soft_step_room(struct vcpu *v, unsigned cpl)
 {
-	if (pv_active(v) & STEP_EVENTS)
-		return 0;
 	return vpmu_until_overflow(&vcpu_pmu_state(v)->vpmu, VPMU_EV_INSTRUCTIONS, cpl);
 }
 

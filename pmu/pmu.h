@@ -57,6 +57,8 @@ struct pmu_vcpu {
 	uint32_t active;		/* events some counter counts at some ring (enum vpmu_event bits),
 					 * cached when the counters are programmed: the exit path's fast test */
 	bool stepping;			/* the soft backend single-steps this VCPU (cached likewise) */
+	bool pv_guard;			/* its PV page shows soft counts of instructions or branches
+					 * (cached likewise): see pmu_pv_guard() */
 	bool run_counts;		/* the PMU was live at the last VM entry: the exit ending that
 					 * run is accounted (pmu_after_exit), else nothing counted */
 	enum pmu_acct acct;
@@ -98,6 +100,14 @@ void pmu_retired(struct vcpu *v, const struct soft_insn *insn, unsigned cpl);
 void pmu_retired_block(struct vcpu *v, uint64_t n, unsigned branches, unsigned cpl);
 /* Guest instructions that may retire at cpl before the stepper must see one (0: each one). */
 uint64_t pmu_step_room(struct vcpu *v, unsigned cpl);
+/*
+ * The VCPU's paravirtual page shows soft a-mode counts that every guest instruction moves, and
+ * guests read it without an exit: the stepper runs a block only while the page is unreadable.
+ */
+static inline bool pmu_pv_guard(const struct pmu_vcpu *pv)
+{
+	return pv->pv_guard;
+}
 /* The paravirtual PMU's hypercalls (HC_PMU_*). */
 int64_t pmu_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3]);
 /* The backend's live counter values into the vPMU (before PV reads or changes them). */

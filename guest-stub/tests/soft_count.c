@@ -95,10 +95,12 @@ struct counts {
 
 static bool pv_mode;
 static bool pv_resume(bool on);
+/* pv=1: the page of the paravirtual PMU's area of this one VCPU. */
+static uint8_t pv_area[PV_PMU_AREA_STRIDE] __attribute__((aligned(4096)));
 
 /*
  * Counting runs only around the windows: stepping the printing in between (newlib's printf)
- * would take long. With pv=1 an a-mode counter runs too, so every instruction is stepped.
+ * would take long. With pv=1 an a-mode counter runs too: its page is shut while blocks run.
  */
 static void counting(bool on)
 {
@@ -305,9 +307,45 @@ static __attribute__((noinline)) void case_loop(uint32_t turns)
 	judge("a loop of 4 (an exit anywhere in it)", c, 1 + 4 * turns, turns);
 }
 
-/* A paravirtual a-mode counter of instructions: the stepper then steps every instruction. */
-static uint8_t pv_area[PV_PMU_AREA_STRIDE] __attribute__((aligned(4096)));
+/*
+ * pv=1: the a-mode counter read from its page inside a loop (the page is shut while blocks
+ * run: each read exits, the block is counted up to it, and the read is stepped with the page
+ * current). A read shows what retired before it (SDM Vol. 3B 20.2.1.2: the reading
+ * instruction has not retired), so each turn's first read is 8 past the last turn's, and
+ * SUB's read, one instruction after MOV's, is 1 past it: MOV - SUB = -1 whatever the reader.
+ */
+#define PV_READ_TURNS	64
 
+static __attribute__((noinline)) void case_pv_reads(void)
+{
+	const volatile uint64_t *phys = ((struct pv_vcpu_area *)pv_area)->soft_phys;
+	static uint64_t seen[PV_READ_TURNS][2];
+	unsigned steady = 0, minus_one = 0;
+
+	counting(true);
+	__asm__ volatile("1:\tmov (%%rsi), %%rax\n\t"		/* phys before it */
+			 "mov (%%rsi), %%rcx\n\t"
+			 "sub (%%rsi), %%rcx\n\t"			/* -1 */
+			 "mov %%rax, (%%rdi)\n\t"
+			 "mov %%rcx, 8(%%rdi)\n\t"
+			 "add $16, %%rdi\n\t"
+			 "dec %%edx\n\t"
+			 "jnz 1b"
+			 : : "S"(phys), "D"(seen), "d"(PV_READ_TURNS)
+			 : "rax", "rcx", "memory", "cc");
+	counting(false);
+	for (unsigned i = 0; i < PV_READ_TURNS; i++) {
+		steady += i && seen[i][0] - seen[i - 1][0] == 8;
+		minus_one += seen[i][1] == ~0ull;
+	}
+	report(steady == PV_READ_TURNS - 1, "a-mode reads in blocks: %u of %u turns read exactly "
+	       "8 more than the turn before (first %llu, last %llu)", steady, PV_READ_TURNS - 1,
+	       (unsigned long long)seen[0][0], (unsigned long long)seen[PV_READ_TURNS - 1][0]);
+	report(minus_one == PV_READ_TURNS, "a-mode reads in blocks: MOV then SUB of the page read "
+	       "one instruction apart in %u of %u turns", minus_one, PV_READ_TURNS);
+}
+
+/* A paravirtual a-mode counter of instructions (pv=1). */
 static bool pv_resume(bool on)
 {
 	static const struct pv_control c = {
@@ -337,7 +375,7 @@ int main(int argc, char **argv)
 	pv_mode = soft_arg(argc, argv, "pv", 0);
 	if (pv_mode)
 		report(soft_hypercall(HC_PMU_SETUP, (uintptr_t)pv_area, 1) == 0,
-		       "paravirtual PMU set up: windows step every instruction");
+		       "paravirtual PMU set up: an a-mode counter runs in every window");
 	rt_wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
 	rt_wrmsr(MSR_IA32_PERFEVTSEL0 + CTR_INSNS, EVTSEL(ARCH_EVENT_INST_RETIRED));
 	rt_wrmsr(MSR_IA32_PERFEVTSEL0 + CTR_BRANCHES, EVTSEL(ARCH_EVENT_BRANCH_RETIRED));
@@ -348,5 +386,7 @@ int main(int argc, char **argv)
 	case_far();
 	case_smc();
 	case_loop(turns);
+	if (pv_mode)
+		case_pv_reads();
 	return report_summary();
 }

@@ -17,7 +17,9 @@
 #define HC_VCPU_ID		(HC_BASE + 2)	/* () -> this VCPU's index in its domain */
 #define HC_DOMAIN_EXIT		(HC_BASE + 3)	/* (int code) -> does not return */
 #define HC_VCPU_EXITS		(HC_BASE + 4)	/* () -> this VCPU's VM exits so far, this one
-						 * included, not counting single-step exits */
+						 * included, not counting the soft PMU's own:
+						 * single steps, block ends, reads of a PV
+						 * page shut while a block runs */
 #define HC_BASE_COUNT		(HC_BASE + 5)	/* the first number after the base hypercalls */
 
 /* Hypercalls of the paravirtual PMU start here (include/perfvisor/pmu.h). */

@@ -52,6 +52,27 @@ def vcpu_acct(lines, guest, vcpu, event="instructions-fixed0", kind="instruction
             f"{vcpu} {more} - {guest} {base} = {more - base}, summary counted {counted}")
 
 
+def exits_per_retired(lines, name, high):
+    """Domain NAME's VM exits over the guest instructions the soft PMU saw retire, both from the
+    summary (its line, then a pmu line per VCPU under it): at most HIGH."""
+    try:
+        exits = _one(lines, rf"^perfvisor:   domain \d+ \({re.escape(name)}\): exit code 0, "
+                     r"\d+ vcpus, (\d+) exits,", f"a summary line of {name} exiting 0")
+        at = next(i for i, line in enumerate(lines)
+                  if re.search(rf"^perfvisor:   domain \d+ \({re.escape(name)}\):", line))
+        retired = 0
+        for line in lines[at + 1:]:
+            if not re.match(r"^perfvisor:     ", line):
+                break
+            m = re.search(r" vcpu \d+: pmu \d+ stepped instructions, (\d+) retired,", line)
+            retired += int(m.group(1)) if m else 0
+    except (ValueError, StopIteration) as err:
+        return False, f"{name}: {err or 'no summary line'}"
+    ratio = exits / retired if retired else float("inf")
+    return (ratio <= float(high),
+            f"{name}: {exits} exits / {retired} retired = {ratio:.3f} (want at most {high})")
+
+
 def exact_counts(lines, minimum):
     """Every exact count the log reports must equal its expected value: vpmu_count's JSON lines
     (run without expect=more) and pvcount's a-mode windows; at least MINIMUM of them."""

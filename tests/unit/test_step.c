@@ -132,6 +132,23 @@ void dr_before_entry(struct vcpu *v, uint64_t step_dr7)
 	entry_dr7 = step_dr7;
 }
 
+/* The PV page guard (hv/step_pv.c, its own test): whether it lets a block run, and what it saw. */
+static bool guard_lets;
+static unsigned guard_starts, guard_ends;
+
+bool step_pv_block_start(struct vcpu *v)
+{
+	(void)v;
+	guard_starts++;
+	return guard_lets;
+}
+
+void step_pv_block_end(struct vcpu *v)
+{
+	(void)v;
+	guard_ends++;
+}
+
 void printk_level(enum log_level level, const char *fmt, ...)
 {
 	(void)level;
@@ -167,6 +184,9 @@ static void reset(const uint8_t *code, size_t len)
 	memset(&last_insn, 0, sizeof(last_insn));
 	memset(slot_la, 0, sizeof(slot_la));
 	entry_dr7 = 0;
+	vcpu.pmu.pv_guard = false;
+	guard_lets = true;
+	guard_starts = guard_ends = 0;
 }
 
 /* A 64-bit interrupt gate for vector at IDT (SDM Vol. 3A 6.14.1, figure 6-8). */
@@ -580,6 +600,31 @@ static void test_loop_block(void)
 	      "back at its start with RF clear: one whole turn, 2 instructions, 1 branch");
 }
 
+/* An a-mode counter of instructions: a block runs only when the guard shut the page. */
+static void test_pv_guard(void)
+{
+	reset(block3, sizeof(block3));
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(vcpu.step.block_on && !guard_starts, "no a-mode page to guard: the guard is not asked");
+	reset(block3, sizeof(block3));
+	vcpu.pmu.pv_guard = true;
+	guard_lets = false;
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(guard_starts == 1 && tf() && !vcpu.step.block_on && !entry_dr7,
+	      "the page cannot be shut yet: no block, no breakpoint, the instruction stepped");
+	guard_lets = true;
+	step_before_entry(&vcpu);
+	check(guard_starts == 2 && !tf() && vcpu.step.block_on && slot_la[0] == CODE + 8,
+	      "the page shut: the block runs to its breakpoint");
+	/* A read of the page after the xor and the add exits (EPT violation) at the MOV. */
+	vmcs[VMCS_GUEST_RIP] = CODE + 5;
+	step_on_exit(&vcpu);
+	check(block_n == 2 && guard_ends == 1,
+	      "an exit at the reading instruction: the 2 before it told, then the guard told");
+}
+
 int main(void)
 {
 	test_tf_only_while_counting();
@@ -597,5 +642,6 @@ int main(void)
 	test_rep();
 	test_mov_ss();
 	test_loop_block();
+	test_pv_guard();
 	return unit_summary();
 }
