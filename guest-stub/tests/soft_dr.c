@@ -160,13 +160,35 @@ static int case_hostile(unsigned turns)
 	return report_summary();
 }
 
+/*
+ * DR7.GD (SDM Vol. 3A 18.2.4): the next access to a debug register is a #DB fault with DR6.BD
+ * set and GD cleared, so that the handler's own MOV DR and the retried access then work.
+ */
+static void general_detect(void)
+{
+	uint64_t dr0, dr7;
+
+	rt_idt_set_gate(1, soft_db_entry, 0);
+	DR_WRITE(0, 0x4444000);
+	DR_WRITE(6, DR6_FIXED1);
+	DR_WRITE(7, DR7_FIXED1 | DR7_GD);
+	DR_READ(0, dr0);
+	DR_READ(7, dr7);
+	report(soft_db_hits == 1 && soft_db_or == (DR6_FIXED1 | DR6_BD) &&
+	       soft_db_and == (DR6_FIXED1 | DR6_BD) && dr0 == 0x4444000 && dr7 == DR7_FIXED1,
+	       "hostile: DR7.GD makes the next MOV DR a #DB with DR6.BD (%llu #DB, DR6 %#llx), "
+	       "then clear", (unsigned long long)soft_db_hits, (unsigned long long)soft_db_or);
+}
+
 int main(int argc, char **argv)
 {
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "case=watch"))
 			return case_watch(soft_arg(argc, argv, "rounds", 2000));
-		if (!strcmp(argv[i], "case=hostile"))
+		if (!strcmp(argv[i], "case=hostile")) {
+			general_detect();
 			return case_hostile(soft_arg(argc, argv, "turns", 2000));
+		}
 	}
 	printf("soft_dr: say case=watch or case=hostile\n");
 	return 1;
