@@ -1,4 +1,5 @@
 /* Debug registers per VCPU: MOV DR works on shadows, so no guest sees another's or the stepper's. */
+#include "hv/dr_ops.h"
 #include "hv/exit_dr.h"
 #include "hv/guest_mem.h"
 #include "hv/vcpu.h"
@@ -33,26 +34,13 @@ unsigned dr_free_slots(const struct vcpu *v)
 
 void dr_set_slot(unsigned k, uint64_t la)
 {
-	switch (k) {
-	case 0:
-		__asm__ volatile("mov %0, %%dr0" : : "r"(la));
-		break;
-	case 1:
-		__asm__ volatile("mov %0, %%dr1" : : "r"(la));
-		break;
-	case 2:
-		__asm__ volatile("mov %0, %%dr2" : : "r"(la));
-		break;
-	default:
-		__asm__ volatile("mov %0, %%dr3" : : "r"(la));
-		break;
-	}
+	dr_write_phys(k, la);
 }
 
 void dr_before_entry(struct vcpu *v, uint64_t step_dr7)
 {
 	struct vcpu_debug *d = &v->debug;
-	uint64_t want = d->dr7;
+	uint64_t want;
 	unsigned mine;
 
 	/* First entry: every #DB exits, so that DR6 stays the shadow's (exit_exception). */
@@ -60,6 +48,7 @@ void dr_before_entry(struct vcpu *v, uint64_t step_dr7)
 		init(d);
 		vmwrite(VMCS_EXCEPTION_BITMAP, vmread(VMCS_EXCEPTION_BITMAP) | 1u << EXC_DB);
 	}
+	want = d->dr7;
 	mine = enabled_slots(d->dr7);
 	for (unsigned m = mine; m; m &= m - 1)
 		dr_set_slot(__builtin_ctz(m), d->db[__builtin_ctz(m)]);
@@ -76,7 +65,7 @@ void dr_reflect_db(struct vcpu *v, uint64_t qual, unsigned stepper_slots)
 	/* B0-B3 report the last exception's breakpoints; BD, BS, BT stay until cleared (18.2.3). */
 	d->dr6 = (d->dr6 & ~0xFull) | (qual & DR6_BITS & ~(uint64_t)stepper_slots) | DR6_FIXED1;
 	/* A #DB clears GD, so that its handler may use the debug registers (18.2.4). */
-	d->dr7 &= ~(1ull << 13);
+	d->dr7 &= ~DR7_GD;
 }
 
 /* MOV to/from DRn (SDM Vol. 2A MOV-Move to/from Debug Registers; Vol. 3C 28.2.1 table 28-4). */
@@ -89,13 +78,29 @@ void exit_dr_access(struct vcpu *v, uint64_t qual)
 
 	if (!d->ready)
 		init(d);
-	/* DR4 and DR5 alias DR6 and DR7 unless CR4.DE makes them #UD. */
+	/* DR4 and DR5 alias DR6 and DR7 unless CR4.DE makes them #UD (SDM Vol. 3A 18.2.2). */
 	if (dr == 4 || dr == 5) {
 		if (vcpu_guest_cr4() & CR4_DE) {
 			vcpu_inject_ud(v);
 			return;
 		}
 		dr += 2;
+	}
+	/*
+	 * The MOV-DR exit comes before the CPL check and the general-detect fault (SDM Vol. 3C
+	 * 26.1.3), so both are raised here, in KVM's order (#UD, #GP, then #DB). General detect
+	 * (18.2.4): the access does not happen, DR6 says BD (B0-B3 cleared), and the #DB clears GD
+	 * so that its handler may use the debug registers.
+	 */
+	if (vcpu_cpl() != 0) {
+		vcpu_inject_gp(v);
+		return;
+	}
+	if (d->dr7 & DR7_GD) {
+		d->dr6 = (d->dr6 & ~0xFull) | DR6_BD | DR6_FIXED1;
+		d->dr7 &= ~DR7_GD;
+		vcpu_inject_exception(v, EXC_DB, false, 0);
+		return;
 	}
 	if (reg == GPR_RSP)
 		v->gpr[GPR_RSP] = vmread(VMCS_GUEST_RSP);

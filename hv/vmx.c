@@ -2,13 +2,13 @@
 #include "lib/cpu.h"
 #include "lib/frame.h"
 #include "lib/printk.h"
-#include "lib/string.h"
 #include "hv/exit_cr.h"
 #include "hv/pcpu.h"
 #include "hv/spec.h"
 #include "hv/vcpu.h"
 #include "hv/vmx.h"
 #include "hv/vmx_caps.h"
+#include "hv/vmx_msr_bitmap.h"
 #include "hv/vmx_ops.h"
 
 uint64_t vmx_msr_bitmap_pa;
@@ -42,27 +42,8 @@ bool vmx_enable_cpu(void)
 	return true;
 }
 
-/* MSRs guests touch without an exit: VMX switches them (VMCS guest/host state) or vcpu.c does. */
-static const uint32_t passthrough_msrs[] = {
-	/* VMCS guest state */
-	MSR_IA32_SYSENTER_CS, MSR_IA32_SYSENTER_ESP, MSR_IA32_SYSENTER_EIP,
-	MSR_STAR, MSR_LSTAR, MSR_CSTAR, MSR_FMASK,	/* vcpu_put/load */
-	MSR_FS_BASE, MSR_GS_BASE, MSR_KERNEL_GS_BASE,	/* FS/GS base: VMCS; KERNEL_GS_BASE: vcpu.c */
-};
-
-/* SDM Vol. 3C 25.6.9: read-low, read-high, write-low, write-high quarters, one bit per MSR. */
-static void bitmap_clear(uint8_t *bm, uint32_t msr, bool write)
-{
-	unsigned base = (msr >= 0xC0000000 ? 1024 : 0) + (write ? 2048 : 0);
-	unsigned bit = msr & 0x1FFF;
-
-	bm[base + bit / 8] &= (uint8_t)~(1u << (bit % 8));
-}
-
 bool vmx_init_global(void)
 {
-	uint8_t *bm;
-
 	/* Without it a guest that never exits keeps its PCPU for ever: slices would not end. */
 	if (!vmx_caps.preemption_timer) {
 		printk("perfvisor: this CPU's VT-x has no VMX preemption timer, which perfvisor "
@@ -75,14 +56,11 @@ bool vmx_init_global(void)
 	vmx_msr_bitmap_pa = frame_alloc();
 	if (!vmx_msr_bitmap_pa)
 		return false;
-	bm = (uint8_t *)vmx_msr_bitmap_pa;
-	memset(bm, 0xFF, 4096);
-	for (unsigned i = 0; i < sizeof(passthrough_msrs) / sizeof(passthrough_msrs[0]); i++) {
-		bitmap_clear(bm, passthrough_msrs[i], false);
-		bitmap_clear(bm, passthrough_msrs[i], true);
+	/* The MSR_PASS rows of hv/msr_table.c, and IA32_TSC reads: nothing else. */
+	if (!vmx_msr_bitmap_fill((uint8_t *)vmx_msr_bitmap_pa)) {
+		printk("perfvisor: an MSR_PASS row of the MSR table is outside the MSR bitmap\n");
+		return false;
 	}
-	/* Reading IA32_TSC honours the TSC offset (SDM Vol. 3C 27.3); writing it must trap. */
-	bitmap_clear(bm, MSR_IA32_TSC, false);
 	return true;
 }
 

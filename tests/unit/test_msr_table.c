@@ -32,6 +32,7 @@ static void kinds(void)
 	static const uint32_t gp[] = {
 		0x48 /* SPEC_CTRL */, 0x49 /* PRED_CMD */, 0xFE /* MTRRCAP */, 0x10A /* ARCH_CAP */,
 		0x10B /* FLUSH_CMD */, 0x17B /* MCG_CTL: MCG_CAP.MCG_CTL_P is 0 */,
+		0x1D9 /* DEBUGCTL: VMCS guest state, 0; LBR/BTF not offered by WRMSR */,
 		0x400 /* MC0_CTL */, 0x47F /* MC31_MISC */, 0x480 /* VMX_BASIC */,
 		0x600 /* DS_AREA */, 0x6E0 /* TSC_DEADLINE */, 0x802 /* x2APIC ID */,
 		0xC0000104u, 0xFFFFFFFFu,
