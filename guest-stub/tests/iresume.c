@@ -30,22 +30,35 @@ static inline void spin(uint64_t n)
 static uint64_t notified, overflows, late, rounds;
 static bool paged;	/* mode pv: the hypervisor's page counts every overflow (an oracle) */
 
-static int sampler(void *arg)
+/*
+ * The calling thread counts instructions at both rings in one i-mode counter of the given
+ * period; *a is its VCPU's page. NULL if it cannot.
+ */
+static const struct kpmu_thread *sample(uint64_t period, const struct pv_vcpu_area **a)
 {
-	static const struct pv_control c = {
+	const struct pv_control c = {
 		.ncounters = 1,
 		.imode_mask = 1,
 		.evtsel = { PVC_EV_INSTRUCTIONS | PVC_USR | PVC_OS | PVC_EN },
-		.ireset = { ((1ull << 48) - PERIOD) },
+		.ireset = { ((1ull << 48) - period) },
 	};
 	const struct kpmu_thread *self = pvc_open();
+
+	if (!self || pvc_control(&c))
+		return NULL;
+	*a = pv_area(self->areas, self->counts.smp_id);
+	return self;
+}
+
+static int sampler(void *arg)
+{
 	const struct pv_vcpu_area *a;
+	const struct kpmu_thread *self = sample(PERIOD, &a);
 	uint64_t before;
 
 	(void)arg;
-	if (!self || pvc_control(&c))
+	if (!self)
 		return 1;
-	a = pv_area(self->areas, self->counts.smp_id);
 	paged = self->mode == KPMU_MODE_PV;
 	before = a->overflows;
 	for (uint64_t s = PERIOD - SWEEP; s < PERIOD; s += STEP, rounds++) {
@@ -76,20 +89,13 @@ static uint64_t held_notified, held_overflows, held_irqs;
 
 static int held_off(void *arg)
 {
-	static const struct pv_control c = {
-		.ncounters = 1,
-		.imode_mask = 1,
-		.evtsel = { PVC_EV_INSTRUCTIONS | PVC_USR | PVC_OS | PVC_EN },
-		.ireset = { ((1ull << 48) - HELD_PERIOD) },
-	};
-	const struct kpmu_thread *self = pvc_open();
 	const struct pv_vcpu_area *a;
+	const struct kpmu_thread *self = sample(HELD_PERIOD, &a);
 	uint64_t before, irqs;
 
 	(void)arg;
-	if (!self || pvc_control(&c))
+	if (!self)
 		return 1;
-	a = pv_area(self->areas, self->counts.smp_id);
 	before = a->overflows;
 	irqs = kpmu_stats(0)->overflow_irqs;
 	for (unsigned r = 0; r < HELD_ROUNDS; r++) {
