@@ -76,7 +76,7 @@ void dr_reflect_db(struct vcpu *v, uint64_t qual, unsigned stepper_slots)
 	/* B0-B3 report the last exception's breakpoints; BD, BS, BT stay until cleared (18.2.3). */
 	d->dr6 = (d->dr6 & ~0xFull) | (qual & DR6_BITS & ~(uint64_t)stepper_slots) | DR6_FIXED1;
 	/* A #DB clears GD, so that its handler may use the debug registers (18.2.4). */
-	d->dr7 &= ~(1ull << 13);
+	d->dr7 &= ~DR7_GD;
 }
 
 /* MOV to/from DRn (SDM Vol. 2A MOV-Move to/from Debug Registers; Vol. 3C 28.2.1 table 28-4). */
@@ -89,6 +89,16 @@ void exit_dr_access(struct vcpu *v, uint64_t qual)
 
 	if (!d->ready)
 		init(d);
+	/*
+	 * SDM Vol. 3A 18.2.4: with DR7.GD set, a MOV DR raises a #DB fault (DR6.BD) before it
+	 * executes, ahead of its own #UD or #GP. The MOV-DR exit has priority over that #DB (every
+	 * MOV DR exits here), so it is raised here; its delivery clears GD.
+	 */
+	if (d->dr7 & DR7_GD) {
+		dr_reflect_db(v, DR6_BD, 0);
+		vcpu_inject_exception(v, EXC_DB, false, 0);
+		return;
+	}
 	/* DR4 and DR5 alias DR6 and DR7 unless CR4.DE makes them #UD. */
 	if (dr == 4 || dr == 5) {
 		if (vcpu_guest_cr4() & CR4_DE) {

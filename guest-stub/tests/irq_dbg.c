@@ -1,4 +1,4 @@
-/* Test guest: RF in the frames of faults perfvisor injects; a single-step trap across HLT. */
+/* Test guest: RF in the frames of faults perfvisor injects; a single-step trap across HLT; DR7.GD. */
 #include <stdint.h>
 
 #include "guest-stub/lib/report.h"
@@ -111,6 +111,27 @@ static void test_sti_hlt_step(void)
 	       "SDM Vol. 3A 6.9: the timer interrupt that woke HLT comes after that #DB");
 }
 
+/*
+ * DR7.GD set: the next MOV DR raises a #DB fault before it executes (its frame points at it),
+ * DR6.BD set; the delivery clears GD, so that the handler's own MOV DR and the MOV's second
+ * run go through.
+ */
+static void test_general_detect(void)
+{
+	uint64_t mov_rip, dr7;
+
+	nevents = 0;
+	__asm__ volatile("mov %1, %%dr7\n\t"
+			 "lea 3f(%%rip), %0\n"
+			 "3: mov %2, %%dr6"
+			 : "=&r"(mov_rip) : "r"(DR7_FIXED1 | DR7_GD), "r"(DR6_FIXED1) : "memory");
+	__asm__ volatile("mov %%dr7, %0" : "=r"(dr7));
+	report(nevents == 1 && events[0].vector == 1 && events[0].rip == mov_rip &&
+	       events[0].dr6 == (DR6_FIXED1 | DR6_BD),
+	       "SDM Vol. 3A 18.2.4: MOV DR with DR7.GD set: #DB fault before it, DR6.BD set");
+	report(dr7 == DR7_FIXED1, "SDM Vol. 3A 18.2.4: the #DB cleared DR7.GD");
+}
+
 int main(void)
 {
 	rt_idt_set_gate(1, db_entry, 0);
@@ -120,5 +141,6 @@ int main(void)
 	apic_write(APIC_SPIV, 0x1FF);
 	test_fault_rf();
 	test_sti_hlt_step();
+	test_general_detect();
 	return report_summary();
 }
