@@ -12,6 +12,8 @@
 #include "boot/cpu_init.h"
 #include "boot/trap.h"
 #include "hv/hv.h"
+#include "hv/irq.h"
+#include "hv/lapic.h"
 #include "hv/pcpu.h"
 #include "hv/platform.h"
 #include "hv/sched.h"
@@ -98,6 +100,19 @@ static void init_memory(void)
 	pr_info("perfvisor: memory: %lu MiB managed, %lu MiB free\n", total >> 8, free >> 8);
 }
 
+/* A kick or the idle timer ended an idle HLT (hv/irq.c): the wake-up was all it had to do. */
+static void wake_irq(struct trap_frame *f)
+{
+	(void)f;
+	lapic_write(APIC_EOI, 0);
+}
+
+/* SDM Vol. 3A 11.9: a spurious interrupt takes no EOI. */
+static void spurious_irq(struct trap_frame *f)
+{
+	(void)f;
+}
+
 void boot_main(uint32_t magic, uint32_t info_pa);
 
 void boot_main(uint32_t magic, uint32_t info_pa)
@@ -111,6 +126,9 @@ void boot_main(uint32_t magic, uint32_t info_pa)
 	outb(0x21, 0xFF);
 	outb(0xA1, 0xFF);
 	idt_init();
+	trap_set_handler(IRQ_KICK_VECTOR, wake_irq);
+	trap_set_handler(IRQ_TIMER_VECTOR, wake_irq);
+	trap_set_handler(IRQ_SPURIOUS_VECTOR, spurious_irq);
 	fpu_enable();
 	boot_cpu_init(&pcpus[0]);
 	pcpus[0].online = true;

@@ -27,9 +27,15 @@ void exit_exception(struct vcpu *v, uint64_t qual)
 			 "domain is stopped");
 		return;
 	}
-	/* Give the guest its own exception back, as it would have been delivered (SDM Vol. 3C 27.6.1). */
+	/*
+	 * Give the guest its own exception back, as it would have been delivered (SDM Vol. 3C
+	 * 27.6.1). INT1 (ICEBP) is none of DR6's conditions (SDM Vol. 3A 18.2.3): what the
+	 * qualification holds then is a debug trap pending across it, which the injection of a
+	 * privileged software exception drops (SDM Vol. 3C 27.7.3).
+	 */
 	if (vector == 1)
-		dr_reflect_db(v, qual, v->step.bp_slots);
+		dr_reflect_db(v, (info & INTR_TYPE_MASK) == INTR_TYPE_PRIV_SW_EXCEPTION ? 0 : qual,
+			      v->step.bp_slots);
 	/* A #PF exit leaves CR2 alone: the faulting address is the qualification (SDM Vol. 3C 28.2.1). */
 	if (vector == 14)
 		v->cr2 = qual;

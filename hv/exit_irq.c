@@ -52,7 +52,8 @@ void exit_preemption_timer(struct vcpu *v, uint64_t qual)
 /*
  * A host interrupt arrived while the guest ran, acknowledged on exit (SDM Vol. 3C 25.7.1): the
  * host PMI of the arch backend, or a kick from another PCPU (the exit was its purpose:
- * irq_deliver() takes the new event before the next entry). The host APIC still needs its EOI.
+ * irq_deliver() takes the new event before the next entry), or an idle timer that fired after
+ * its idle wait. The host APIC still needs its EOI.
  */
 void exit_external_intr(struct vcpu *v, uint64_t qual)
 {
@@ -61,7 +62,7 @@ void exit_external_intr(struct vcpu *v, uint64_t qual)
 	(void)qual;
 	if (vector == PMU_HOST_PMI_VECTOR)
 		pmu_host_pmi(v);
-	else if (vector != IRQ_KICK_VECTOR)
+	else if (vector != IRQ_KICK_VECTOR && vector != IRQ_TIMER_VECTOR)
 		pr_debug("[%s] vcpu %u: host interrupt 0x%x during guest execution\n",
 			 v->dom->cfg.name, v->id, vector);
 	lapic_write(APIC_EOI, 0);

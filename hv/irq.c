@@ -1,4 +1,5 @@
 /* Event injection at VM entry (SDM Vol. 3C 27.6): NMIs, then interrupts, else window exiting; kicks. */
+#include "lib/cpu.h"
 #include "hv/domain.h"
 #include "hv/irq.h"
 #include "hv/lapic.h"
@@ -6,6 +7,7 @@
 #include "hv/sched.h"
 #include "hv/vcpu.h"
 #include "hv/vmx_ops.h"
+#include "include/x86/msr.h"
 #include "include/x86/rflags.h"
 #include "include/x86/trap.h"
 
@@ -21,6 +23,11 @@
  * injects an event would lose them (SDM Vol. 3C 27.7.3): events wait for the window then.
  */
 #define PENDING_DBG_TRAPS	(0xfull | 1ull << 14)
+/* SDM Vol. 3A 11.5.4.1: CPUID.1:ECX[24] enumerates the APIC timer's TSC-deadline mode. */
+#define CPUID1_ECX_TSC_DEADLINE	(1u << 24)
+
+/* Every PCPU has the TSC-deadline timer: idle PCPUs halt instead of spinning. */
+static bool idle_halts;
 
 static void set_exiting(uint32_t ctl, bool on)
 {
@@ -102,12 +109,8 @@ void irq_ioapic_eoi(struct vcpu *v, uint8_t vector)
 		sched_send_ipi(v, &msg);
 }
 
-void irq_kick(struct vcpu *t)
+void irq_kick_pcpu(struct pcpu *p)
 {
-	struct pcpu *p = t->pcpu;
-
-	if (!p || p == this_pcpu() || p->running != t)
-		return;
 	/* SDM Vol. 3A 11.6.1: wait for the previous IPI to leave, then a fixed physical IPI. */
 	for (int i = 0; i < 1000 && (lapic_read(APIC_ICR_LO) & APIC_ICR_BUSY); i++)
 		__asm__ volatile("pause");
@@ -115,11 +118,46 @@ void irq_kick(struct vcpu *t)
 	lapic_write(APIC_ICR_LO, IRQ_KICK_VECTOR);
 }
 
+void irq_kick(struct vcpu *t)
+{
+	struct pcpu *p = t->pcpu;
+
+	if (!p || p == this_pcpu())
+		return;
+	/* Pairs with the idle loop (hv/sched.c): the event is visible before p->idle is read. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (p->running == t || __atomic_load_n(&p->idle, __ATOMIC_RELAXED))
+		irq_kick_pcpu(p);
+}
+
 /*
  * SDM Vol. 3A 11.4.7.2: a software-disabled APIC drops fixed interrupts. The host runs with
- * IF clear: a kick is only ever taken by a VM exit (acknowledged on exit, SDM Vol. 3C 25.7.1).
+ * IF clear: a kick is taken by a VM exit (acknowledged on exit, SDM Vol. 3C 25.7.1), or ends an
+ * idle HLT, the one place where the host sets IF (boot/ has the handlers: an EOI).
  */
 void irq_pcpu_init(void)
 {
 	lapic_write(APIC_SPIV, lapic_read(APIC_SPIV) | APIC_SPIV_ENABLE | IRQ_SPURIOUS_VECTOR);
+	idle_halts = cpuid(1, 0).ecx & CPUID1_ECX_TSC_DEADLINE;
+	if (!idle_halts)
+		return;
+	/* SDM Vol. 3A 11.5.4.1: in TSC-deadline mode a write of 0 disarms the timer. */
+	lapic_write(APIC_LVT_TIMER, APIC_LVT_TSC_DEADLINE | IRQ_TIMER_VECTOR);
+	wrmsr(MSR_IA32_TSC_DEADLINE, 0);
+}
+
+bool irq_idle_halt(uint64_t deadline)
+{
+	unsigned pmi = PMU_HOST_PMI_VECTOR;
+
+	/* A host PMI left from the last guest run is for the next VM exit to take. */
+	if (!idle_halts || (lapic_read(APIC_IRR + pmi / 32 * 0x10) >> pmi % 32 & 1))
+		return false;
+	/* A deadline already passed interrupts at once (SDM Vol. 3A 11.5.4.1). */
+	wrmsr(MSR_IA32_TSC_DEADLINE, deadline);
+	/* SDM Vol. 2B STI: interrupts wait for the end of the next instruction, so a kick pending
+	 * now is taken in the HLT and ends it. */
+	__asm__ volatile("sti; hlt; cli" : : : "memory");
+	wrmsr(MSR_IA32_TSC_DEADLINE, 0);
+	return true;
 }

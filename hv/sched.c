@@ -216,6 +216,8 @@ static void maybe_migrate(struct pcpu *p, struct vcpu *v)
 		return;
 	}
 	v->migrations++;
+	/* It may be q's only work: q wakes now, not at the end of its idle wait. */
+	irq_kick(v);
 	pr_debug("[%s] vcpu %u: migrates from pcpu %u to pcpu %u\n", v->dom->cfg.name, v->id,
 		 p->index, q->index);
 	__atomic_fetch_add(&q->migrations_in, 1, __ATOMIC_RELAXED);
@@ -313,6 +315,9 @@ static void finish_run(struct pcpu *p)
 	while (!dom_all_released() && (int64_t)(rdtsc() - deadline) < 0)
 		pick_next(p);
 	code = dom_summary();
+	for (unsigned i = 0; i < num_pcpus; i++)
+		printk("perfvisor:   pcpu %u idle: %lu TSC ticks, %lu waits in HLT\n", i,
+		       pcpus[i].idle_tsc, pcpus[i].idle_halts);
 	frame_stats(&total, &free);
 	if (!dom_all_released()) {
 		printk("perfvisor: frames: not every domain was released in time\n");
@@ -325,6 +330,68 @@ static void finish_run(struct pcpu *p)
 		       free);
 	}
 	hv_exit(code);
+}
+
+/*
+ * The earliest host TSC at which a halted VCPU of this PCPU has an APIC timer interrupt, or
+ * latest if none comes before it.
+ */
+static uint64_t wake_deadline(struct pcpu *p, uint64_t now, uint64_t latest)
+{
+	struct runq *q = &p->rq;
+	uint64_t end = latest, d;
+
+	spin_lock(&q->lock);
+	for (unsigned i = 0; i < q->len; i++) {
+		struct vcpu *v = q->v[i];
+
+		if (v->state != VCPU_HALTED)
+			continue;
+		spin_lock(&v->lock);
+		d = vapic_timer_deadline(&v->apic);
+		spin_unlock(&v->lock);
+		if (d != VAPIC_NO_DEADLINE && (int64_t)(d - v->tsc_offset - now) <
+		    (int64_t)(end - now))
+			end = d - v->tsc_offset;
+	}
+	spin_unlock(&q->lock);
+	return end;
+}
+
+/*
+ * Nothing to run: halt until a kick (irq_kick: a VCPU here became runnable or a domain ended) or
+ * the next APIC timer deadline of a halted VCPU, and never longer than a slice, the longest a
+ * VCPU waits anyway. An idle PCPU that spins takes its share of an emulator's time from the PCPU
+ * that has work (Bochs runs its CPUs in turn). Returns a VCPU found runnable on the way, or none.
+ */
+static struct vcpu *idle(struct pcpu *p)
+{
+	uint64_t now = rdtsc();
+	uint64_t deadline = wake_deadline(p, now, now + sched_opts.slice_us * tsc_khz / 1000);
+	struct vcpu *v;
+
+	__atomic_store_n(&p->idle, true, __ATOMIC_SEQ_CST);
+	/* A waker that changed a state before it could see the flag: look once more. */
+	v = pick_next(p);
+	if (!v && !run_finished && !dom_all_ended()) {
+		if (irq_idle_halt(deadline))
+			p->idle_halts++;
+		else
+			cpu_relax();
+	}
+	__atomic_store_n(&p->idle, false, __ATOMIC_RELEASE);
+	return v;
+}
+
+/* A domain ended: idle PCPUs hand back its VCPUs now rather than at their next deadline. */
+static void wake_idle_pcpus(void)
+{
+	struct pcpu *self = this_pcpu();
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (unsigned i = 0; i < num_pcpus; i++)
+		if (&pcpus[i] != self && pcpus[i].online && pcpus[i].idle)
+			irq_kick_pcpu(&pcpus[i]);
 }
 
 void sched_run(void)
@@ -346,13 +413,16 @@ void sched_run(void)
 		v = pick_next(p);
 		if (!v) {
 			idle_start = rdtsc();
-			cpu_relax();
+			v = idle(p);
 			p->idle_tsc += rdtsc() - idle_start;
-			continue;
+			if (!v)
+				continue;
 		}
 		switch_in(p, v);
 		run_slice(v);
 		switch_out(p, v);
+		if (v->dom->state != DOM_RUNNING)
+			wake_idle_pcpus();
 		maybe_migrate(p, v);
 	}
 }
@@ -386,6 +456,7 @@ static void deliver_ipi(struct vcpu *t, const struct vapic_ipi *ipi)
 			t->sipi_vector = ipi->vector;
 			t->sipi_pending = true;
 			t->state = VCPU_RUNNABLE;
+			irq_kick(t);
 		}
 		break;
 	default:

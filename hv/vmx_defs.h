@@ -266,6 +266,7 @@ enum vmx_exit_reason {
 #define INTR_TYPE_EXT_INTR		(0u << 8)
 #define INTR_TYPE_NMI			(2u << 8)
 #define INTR_TYPE_HW_EXCEPTION		(3u << 8)
+#define INTR_TYPE_PRIV_SW_EXCEPTION	(5u << 8)	/* INT1 (ICEBP) */
 #define INTR_TYPE_SW_EXCEPTION		(6u << 8)
 
 /* Guest interruptibility state, SDM Vol. 3C 25.4.2. */

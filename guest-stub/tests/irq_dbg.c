@@ -1,4 +1,4 @@
-/* Test guest: RF in the frames of faults perfvisor injects; a single-step trap across HLT. */
+/* Test guest: RF in the frames of faults perfvisor injects; a single-step trap across HLT; DR7.GD. */
 #include <stdint.h>
 
 #include "guest-stub/lib/report.h"
@@ -111,6 +111,56 @@ static void test_sti_hlt_step(void)
 	       "SDM Vol. 3A 6.9: the timer interrupt that woke HLT comes after that #DB");
 }
 
+/*
+ * DR7.GD set: the next MOV DR raises a #DB fault before it executes (its frame points at it),
+ * DR6.BD set; the delivery clears GD, so that the handler's own MOV DR and the MOV's second
+ * run go through.
+ */
+static void test_general_detect(void)
+{
+	uint64_t mov_rip, dr7;
+
+	nevents = 0;
+	__asm__ volatile("mov %1, %%dr7\n\t"
+			 "lea 3f(%%rip), %0\n"
+			 "3: mov %2, %%dr6"
+			 : "=&r"(mov_rip) : "r"(DR7_FIXED1 | DR7_GD), "r"(DR6_FIXED1) : "memory");
+	__asm__ volatile("mov %%dr7, %0" : "=r"(dr7));
+	report(nevents == 1 && events[0].vector == 1 && events[0].rip == mov_rip &&
+	       events[0].dr6 == (DR6_FIXED1 | DR6_BD),
+	       "SDM Vol. 3A 18.2.4: MOV DR with DR7.GD set: #DB fault before it, DR6.BD set");
+	report(dr7 == DR7_FIXED1, "SDM Vol. 3A 18.2.4: the #DB cleared DR7.GD");
+}
+
+/*
+ * TF set by POPF, then MOV SS, then two ICEBPs (INT1): the single step of the MOV waits in its
+ * shadow (SDM Vol. 3A 6.8.3) and is dropped by the first ICEBP's #DB; each ICEBP's #DB follows
+ * it and reports no DR6 condition (INT1 is none of them, 18.2.3); the single steps go on after.
+ */
+static void test_movss_icebp(void)
+{
+	uint64_t start, none = DR6_FIXED1;
+	unsigned clean = 0;
+
+	nevents = 0;
+	__asm__ volatile("pushf; pop %%rax; or %1, %%rax; push %%rax\n\t"
+			 "mov %%ss, %%ax\n\t"
+			 "popf\n\t"
+			 "mov %%ax, %%ss\n\t"
+			 ".byte 0xf1\n"
+			 "4: .byte 0xf1\n\t"
+			 "and %2, %%rax\n\t"
+			 "push %%rax; popf\n\t"
+			 "lea 4b(%%rip), %0"
+			 : "=r"(start) : "i"(RFLAGS_TF), "i"(~RFLAGS_TF) : "rax", "memory", "cc");
+	for (unsigned i = 0; i < nevents && i < EVENTS; i++)
+		clean += events[i].vector == 1;
+	report(nevents == 5 && clean == 5 && events[0].rip == start && events[1].rip == start + 1,
+	       "SDM Vol. 2A INT1: a #DB after each ICEBP, the first one in a MOV SS shadow");
+	report(nevents == 5 && events[0].dr6 == none && events[1].dr6 == none,
+	       "SDM Vol. 3A 18.2.3: the #DB of ICEBP sets no DR6 condition, single step pending or not");
+}
+
 int main(void)
 {
 	rt_idt_set_gate(1, db_entry, 0);
@@ -120,5 +170,7 @@ int main(void)
 	apic_write(APIC_SPIV, 0x1FF);
 	test_fault_rf();
 	test_sti_hlt_step();
+	test_general_detect();
+	test_movss_icebp();
 	return report_summary();
 }

@@ -36,10 +36,14 @@
 /* Spurious-interrupt vector register: APIC software enable (SDM Vol. 3A 11.9). */
 #define APIC_SPIV_ENABLE	(1u << 8)
 
-/* LVT entries: NMI delivery mode, mask and the timer's periodic mode (SDM Vol. 3A 11.5.1). */
+/*
+ * LVT entries: NMI delivery mode, mask and the timer's periodic and TSC-deadline modes (SDM Vol. 3A
+ * 11.5.1, 11.5.4.1).
+ */
 #define APIC_LVT_NMI		(4u << 8)
 #define APIC_LVT_MASKED		(1u << 16)
 #define APIC_LVT_PERIODIC	(1u << 17)
+#define APIC_LVT_TSC_DEADLINE	(2u << 17)
 
 /* Timer divide configuration: divide by 1 (SDM Vol. 3A 11.5.4). */
 #define APIC_DCR_DIVIDE_1	0xB
