@@ -227,12 +227,16 @@ bool bzimage_load(const void *img, size_t len, void *ram, uint64_t ram_size,
 		limit = initrd_at;
 	}
 	boot->load = place_kernel(&info, limit);
+	if (boot->load == UINT64_MAX && initrd)
+		return fail(err, errlen, "bzImage: too large for mem=%luM: the kernel needs %lu KiB "
+			    "(init_size) from 0x%lx%s, below the initrd's %lu KiB at 0x%lx",
+			    ram_size >> 20, kernel_span(&info) >> 10, info.pref_address,
+			    info.relocatable ? " or a lower aligned address" : "", initrd_len >> 10,
+			    initrd_at);
 	if (boot->load == UINT64_MAX)
 		return fail(err, errlen, "bzImage: too large for mem=%luM: the kernel needs %lu KiB "
-			    "(init_size) from 0x%lx%s, the initrd %lu KiB", ram_size >> 20,
-			    kernel_span(&info) >> 10, info.pref_address,
-			    info.relocatable ? " or a lower aligned address" : "",
-			    initrd ? initrd_len >> 10 : 0);
+			    "(init_size) from 0x%lx%s", ram_size >> 20, kernel_span(&info) >> 10,
+			    info.pref_address, info.relocatable ? " or a lower aligned address" : "");
 
 	memcpy(ram8 + boot->load, p + info.setup_size, info.kernel_size);
 	if (initrd)

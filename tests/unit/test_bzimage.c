@@ -150,7 +150,8 @@ static void test_refusals(void)
 	/* 2 MiB + 25 MiB of kernel end past the initrd at 26 MiB. */
 	set(HDR_INIT_SIZE, 25u << 20, 4);
 	refused("kernel and initrd together too large", IMG_LEN, big, 6u << 20, "", RAM_SIZE,
-		"the initrd 6144 KiB");
+		"needs 25600 KiB (init_size) from 0x1000000 or a lower aligned address, below "
+		"the initrd's 6144 KiB at 0x1a00000");
 	free(big);
 	make_image();
 	memset(long_cmd, 'x', sizeof(long_cmd) - 1);
