@@ -42,7 +42,10 @@ struct boot_start {
 	uint64_t rax, rbx, rdi, rsi;
 };
 
-/* Modules that are no domain but files for one: "data=NAME", named by a domain's initrd=. */
+/*
+ * Modules that are no domain but files for one: "data=NAME", named by a domain's initrd=.
+ * hv/main.c adds at most one per module, and modules are at most MAX_DOMAINS.
+ */
 static struct dom_data {
 	char name[DOM_NAME_MAX + 1];
 	const void *start;
