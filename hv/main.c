@@ -20,14 +20,14 @@ _Static_assert(MB_MODS_MAX <= MAX_DOMAINS, "each module fits a domain slot");
  */
 static void refuse_extra_modules(const struct mb_boot_info *info, unsigned first)
 {
-	uint64_t end = (uint64_t)info->mod_count + info->mods_refused;
+	uint64_t end = (uint64_t)info->mod_count + info->mods_refused, i = info->mod_count;
 
-	for (unsigned i = info->mod_count; i < end && first < MAX_DOMAINS; i++)
-		dom_refuse(first++, "module %u is past the limit of %u modules (modules 0 to %u)",
+	for (; i < end && first < MAX_DOMAINS; i++)
+		dom_refuse(first++, "module %lu is past the limit of %u modules (modules 0 to %u)",
 			   i, MB_MODS_MAX, info->mod_count - 1);
-	if (end > MAX_DOMAINS)
-		printk("perfvisor: modules %u to %lu not started either: past the limit of %u "
-		       "modules\n", MAX_DOMAINS, end - 1, MB_MODS_MAX);
+	if (i < end)
+		printk("perfvisor: modules %lu to %lu not started either: past the limit of %u "
+		       "modules\n", i, end - 1, MB_MODS_MAX);
 }
 
 void hv_main(const struct mb_boot_info *info, void (*cpu_init)(struct pcpu *p))
