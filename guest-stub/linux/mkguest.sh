@@ -28,36 +28,40 @@ kpkg=$(apt-cache depends linux-image-amd64 |
 say "kernel package: $kpkg (from linux-image-amd64)"
 
 mkdir -p "$debs"
+chosen=()
 for p in "$kpkg" busybox-static linux-perf; do
-	if compgen -G "$debs/${p}_*.deb" >/dev/null; then
-		say "have $(basename "$(ls "$debs/${p}"_*.deb | tail -1)")"
-	else
+	if ! compgen -G "$debs/${p}_*.deb" >/dev/null; then
 		say "apt-get download $p"
 		# As root apt warns that its _apt user cannot write here; the download works.
-		(cd "$debs" && apt-get download -q "$p" 2>&1 |
-			grep -v "couldn't be accessed by user '_apt'" || true)
+		(cd "$debs" && { apt-get download -q "$p" 2>&1 |
+			grep -v "couldn't be accessed by user '_apt'" || true; })
 		compgen -G "$debs/${p}_*.deb" >/dev/null || { say "download of $p failed"; exit 1; }
 	fi
+	# Older versions may lie beside it (a second run downloads nothing): take the newest.
+	have=("$debs/${p}"_*.deb)
+	chosen+=("$(printf '%s\n' "${have[@]}" | sort -V | tail -1)")
+	say "package: $(basename "${chosen[-1]}")"
 done
 
 rm -rf "$pkgs"
 mkdir -p "$pkgs"
-for d in "$debs"/*.deb; do
+for d in "${chosen[@]}"; do
 	say "unpack $(basename "$d")"
 	dpkg-deb -x "$d" "$pkgs"
 done
 
-vmlinuz=$(ls "$pkgs"/boot/vmlinuz-* | head -1)
+kernels=("$pkgs"/boot/vmlinuz-*)
+vmlinuz=${kernels[0]}
 cp "$vmlinuz" "$out/vmlinuz"
 say "kernel: $out/vmlinuz ($(basename "$vmlinuz"), $(stat -c %s "$out/vmlinuz") bytes)"
 
 perf=$pkgs/usr/bin/perf
 # ldd resolves against the host: what it cannot find, apt installs from perf's dependencies.
 if ldd "$perf" | grep -q "not found"; then
-	deps=$(dpkg-deb -f "$(ls "$debs"/linux-perf_*.deb | tail -1)" Depends |
-	       tr ',' '\n' | sed 's/([^)]*)//; s/|.*//; s/ //g' | grep -v '^$')
-	say "perf's libraries missing on this host; apt-get install $(echo $deps)"
-	apt-get install -y -qq --no-install-recommends $deps >/dev/null
+	read -ra deps <<<"$(dpkg-deb -f "${chosen[2]}" Depends |
+		tr ',' '\n' | sed 's/([^)]*)//; s/|.*//; s/:any//; s/ //g' | tr '\n' ' ')"
+	say "perf's libraries missing on this host; apt-get install ${deps[*]}"
+	apt-get install -y -qq --no-install-recommends "${deps[@]}" >/dev/null
 fi
 if ldd "$perf" | grep "not found"; then
 	say "perf still lacks the libraries above"
