@@ -48,6 +48,8 @@ deps:
 # Each fragment is required: a missing one fails here instead of dropping a target or a layer.
 include guest-stub/guest.mk
 include guest-stub/mb32/mb32.mk
+include guest-stub/bzstub/bzstub.mk
+include guest-stub/linux/linux.mk
 include scripts/run.mk
 include tests/unit/unit.mk
 include tests/system/system.mk

@@ -7,6 +7,7 @@
 #include "lib/printk.h"
 #include "lib/string.h"
 #include "hv/acpi.h"
+#include "hv/bzimage.h"
 #include "hv/domain.h"
 #include "hv/elf.h"
 #include "hv/ept.h"
@@ -23,12 +24,34 @@
 #define BOOT_PDPT	0x2000ull
 #define BOOT_PD		0x3000ull	/* four page directories */
 #define BOOT_MBI	0x7000ull	/* the multiboot information, up to BOOT_SIZE */
+#define BOOT_ZERO_PAGE	0x7000ull	/* bzImage kernels: boot_params, then the command line */
+#define BOOT_CMDLINE	0x8000ull
 #define BOOT_SIZE	0xF000ull
 #define MB_LOADER_MAGIC	0x2BADB002
 
 _Static_assert(sizeof(struct vcpu) <= 4096, "a vcpu must fit in one frame");
 _Static_assert(DOM_ACCT_GUEST == (int)PMU_ACCT_GUEST && DOM_ACCT_VCPU == (int)PMU_ACCT_VCPU &&
 	       DOM_ACCT_HYBRID == (int)PMU_ACCT_HYBRID, "acct= maps onto the PMU accounting modes");
+
+/* What a loader leaves for the boot VCPU's first instruction. */
+struct boot_start {
+	const char *kind;		/* the image's kind, as the domain's start line says it */
+	bool is64;			/* long mode at entry, else 32-bit protected mode */
+	uint16_t cs_sel;		/* the boot GDT's code selector; data is the next one */
+	uint64_t entry;
+	uint64_t rax, rbx, rdi, rsi;
+};
+
+/*
+ * Modules that are no domain but files for one: "data=NAME", named by a domain's initrd=.
+ * hv/main.c adds at most one per module, and modules are at most MAX_DOMAINS.
+ */
+static struct dom_data {
+	char name[DOM_NAME_MAX + 1];
+	const void *start;
+	uint64_t len;
+} data_mods[MAX_DOMAINS];
+static unsigned num_data;
 
 struct domain domains[MAX_DOMAINS];
 unsigned num_domains;
@@ -135,13 +158,14 @@ static void write_boot_page_tables(struct domain *d, uint64_t boot)
 		pd[i] = ((uint64_t)i << 21) | 0x83;	/* present, writable, 2 MiB */
 }
 
-static void write_boot_gdt(struct domain *d, uint64_t boot, bool is64)
+/* A null descriptor, then flat code at cs_sel and flat data at the next descriptor. */
+static void write_boot_gdt(struct domain *d, uint64_t boot, bool is64, uint16_t cs_sel)
 {
-	uint64_t *gdt = dom_gpa_to_hva(d, boot + BOOT_GDT, 24);
+	uint64_t *gdt = dom_gpa_to_hva(d, boot + BOOT_GDT, cs_sel + 16u);
 
-	gdt[0] = 0;
-	gdt[GUEST_SEL_CODE / 8] = is64 ? 0x00AF9A000000FFFFull : 0x00CF9A000000FFFFull;
-	gdt[GUEST_SEL_DATA / 8] = 0x00CF92000000FFFFull;
+	memset(gdt, 0, cs_sel);
+	gdt[cs_sel / 8] = is64 ? 0x00AF9A000000FFFFull : 0x00CF9A000000FFFFull;
+	gdt[cs_sel / 8 + 1] = 0x00CF92000000FFFFull;
 }
 
 /* Puts the VCPUs on their PCPUs' run queues, once every pin is online and every queue has room. */
@@ -156,9 +180,8 @@ static bool place_vcpus(struct domain *d)
 	return true;
 }
 
-/* Builds the VCPUs; the boot VCPU gets the first-instruction state of the image's kind. */
-static bool create_vcpus(struct domain *d, const struct elf_info *info, uint64_t boot,
-			 uint32_t mbi)
+/* Builds the VCPUs; the boot VCPU gets the first-instruction state its loader chose. */
+static bool create_vcpus(struct domain *d, const struct boot_start *start, uint64_t boot)
 {
 	for (unsigned i = 0; i < d->cfg.vcpus; i++) {
 		uint64_t pa = frame_alloc();
@@ -178,15 +201,15 @@ static bool create_vcpus(struct domain *d, const struct elf_info *info, uint64_t
 			v->tsc_offset = -rdtsc();
 		v->desched_tsc = rdtsc();
 		if (i == 0) {
-			v->gpr[GPR_RAX] = MB_LOADER_MAGIC;
-			v->gpr[GPR_RBX] = mbi;
-			if (info->is64) {
-				v->gpr[GPR_RDI] = mbi;
-				vcpu_start_long_mode(v, info->entry, boot + BOOT_PML4,
-						     boot + BOOT_GDT);
-			} else {
-				vcpu_start_protected32(v, (uint32_t)info->entry, boot + BOOT_GDT);
-			}
+			v->gpr[GPR_RAX] = start->rax;
+			v->gpr[GPR_RBX] = start->rbx;
+			v->gpr[GPR_RDI] = start->rdi;
+			v->gpr[GPR_RSI] = start->rsi;
+			if (start->is64)
+				vcpu_start_long_mode(v, start->entry, boot + BOOT_PML4,
+						     boot + BOOT_GDT, start->cs_sel);
+			else
+				vcpu_start_protected32(v, (uint32_t)start->entry, boot + BOOT_GDT);
 		}
 		vcpu_unload(v);
 	}
@@ -209,14 +232,181 @@ void dom_refuse(unsigned index, const char *fmt, ...)
 	not_started(d, "%s", why);
 }
 
-void dom_create(unsigned index, const void *image, uint64_t image_len, const char *modstr)
+void dom_add_data(const char *name, const void *start, uint64_t len)
 {
-	struct domain *d = &domains[index];
+	struct dom_data *m = &data_mods[num_data++];
+
+	snprintk(m->name, sizeof(m->name), "%s", name);
+	m->start = start;
+	m->len = len;
+}
+
+static const struct dom_data *find_data(const char *name)
+{
+	for (unsigned i = 0; i < num_data; i++)
+		if (!strcmp(data_mods[i].name, name))
+			return &data_mods[i];
+	return (const struct dom_data *)0;
+}
+
+/* Guest RAM from the frame allocator (2 MiB aligned for the EPT's 2 MiB pages), mapped by EPT. */
+static bool alloc_ram(struct domain *d)
+{
+	d->ram_size = d->cfg.mem;
+	d->ram_hpa = frame_alloc_contig(d->ram_size / FRAME_SIZE, (2u << 20) / FRAME_SIZE);
+	if (!d->ram_hpa) {
+		not_started(d, "not enough host memory for %lu MiB of guest RAM", d->ram_size >> 20);
+		return false;
+	}
+	return true;
+}
+
+static bool map_ram(struct domain *d)
+{
+	d->eptp = ept_create();
+	if (!d->eptp || !ept_map(d->eptp, 0, d->ram_hpa, d->ram_size, EPT_RWX)) {
+		not_started(d, "out of memory for its EPT");
+		return false;
+	}
+	return true;
+}
+
+/* An ELF64 or multiboot ELF32 image, started with the multiboot information. */
+static bool load_elf(struct domain *d, const void *image, uint64_t image_len,
+		     struct boot_start *start, uint64_t *boot)
+{
 	struct elf_info info;
 	char err[160];
 	const char *why;
-	uint64_t boot;
 	uint32_t mbi;
+
+	if (d->cfg.initrd[0]) {
+		not_started(d, "initrd=%s is for a bzImage kernel, not an ELF image", d->cfg.initrd);
+		return false;
+	}
+	if (!elf_check(image, image_len, &info, err, sizeof(err))) {
+		not_started(d, "%s", err);
+		return false;
+	}
+	/* Images may load anywhere in RAM (realmode tests at 0x8000): the boot data moves aside. */
+	*boot = guest_boot_area(info.load_lo, info.load_hi, BOOT_SIZE);
+	if (*boot == UINT64_MAX) {
+		not_started(d, "the image [0x%lx, 0x%lx) leaves no %lu KiB in the low 640 KiB "
+			    "for its boot data", info.load_lo, info.load_hi, BOOT_SIZE >> 10);
+		return false;
+	}
+	if (guest_mbi_size(strlen(d->cfg.args)) > BOOT_SIZE - BOOT_MBI) {
+		not_started(d, "guest arguments too long (%zu characters; the multiboot information "
+			    "has %lu bytes)", strlen(d->cfg.args), BOOT_SIZE - BOOT_MBI);
+		return false;
+	}
+	if (!info.is64 && !info.has_multiboot) {
+		not_started(d, "a 32-bit image must be a multiboot kernel (no multiboot header)");
+		return false;
+	}
+	if (!alloc_ram(d))
+		return false;
+	if (!elf_load(image, image_len, &info, (void *)d->ram_hpa, d->ram_size, err, sizeof(err))) {
+		not_started(d, "%s", err);
+		return false;
+	}
+	if (!map_ram(d))
+		return false;
+	/* The ACPI tables in the BIOS area, unless the image itself loads there. */
+	if (info.load_hi <= ACPI_AREA || info.load_lo >= ACPI_AREA_END) {
+		why = acpi_build((void *)d->ram_hpa, d->ram_size, d->cfg.vcpus);
+		if (why) {
+			not_started(d, "no room for its ACPI tables: %s", why);
+			return false;
+		}
+	} else {
+		printk("perfvisor: domain %u (%s): no ACPI tables, the image loads over 0x%lx-0x%lx\n",
+		       d->id, d->cfg.name, ACPI_AREA, ACPI_AREA_END - 1);
+	}
+	write_boot_gdt(d, *boot, info.is64, GUEST_SEL_CODE);
+	if (info.is64)
+		write_boot_page_tables(d, *boot);
+	why = guest_mbi_build((void *)d->ram_hpa, d->ram_size, *boot + BOOT_MBI,
+			      BOOT_SIZE - BOOT_MBI, d->cfg.args, strlen(d->cfg.args), &mbi);
+	if (why) {
+		not_started(d, "%s", why);
+		return false;
+	}
+	*start = (struct boot_start){ .kind = info.is64 ? "ELF64" : "ELF32 multiboot",
+				      .is64 = info.is64, .cs_sel = GUEST_SEL_CODE,
+				      .entry = info.entry, .rax = MB_LOADER_MAGIC, .rbx = mbi,
+				      .rdi = info.is64 ? mbi : 0 };
+	return true;
+}
+
+/*
+ * A Linux bzImage by the boot protocol's 64-bit entry (boot.rst "64-bit Boot Protocol"): the
+ * zero page and command line in the boot area, identity paging of the low 4 GiB (it holds the
+ * kernel's init_size, the zero page and the command line), a GDT with __BOOT_CS and __BOOT_DS,
+ * interrupts off (RFLAGS 0x2), RSI = the zero page. The initrd is the data module initrd= names.
+ */
+static bool load_bzimage(struct domain *d, const void *image, uint64_t image_len,
+			 struct boot_start *start, uint64_t *boot)
+{
+	const struct dom_data *initrd = (const struct dom_data *)0;
+	struct bzimage_info info;
+	struct bzimage_boot bz;
+	size_t cmd_len = strlen(d->cfg.args);
+	char err[160];
+	const char *why;
+
+	if (!bzimage_check(image, image_len, &info, err, sizeof(err))) {
+		not_started(d, "%s", err);
+		return false;
+	}
+	if (d->cfg.initrd[0]) {
+		initrd = find_data(d->cfg.initrd);
+		if (!initrd) {
+			not_started(d, "initrd '%s' missing: no module has data=%s", d->cfg.initrd,
+				    d->cfg.initrd);
+			return false;
+		}
+	}
+	/* A bzImage loads at 1 MiB or above: the boot data always has its low place. */
+	*boot = GUEST_BOOT_LOW;
+	if (cmd_len >= BOOT_SIZE - BOOT_CMDLINE) {
+		not_started(d, "kernel command line too long (%zu characters; its area has %lu "
+			    "bytes)", cmd_len, BOOT_SIZE - BOOT_CMDLINE);
+		return false;
+	}
+	if (!alloc_ram(d))
+		return false;
+	if (!bzimage_load(image, image_len, (void *)d->ram_hpa, d->ram_size,
+			  initrd ? initrd->start : (const void *)0, initrd ? initrd->len : 0,
+			  d->cfg.args, cmd_len, *boot + BOOT_ZERO_PAGE, *boot + BOOT_CMDLINE, &bz,
+			  err, sizeof(err))) {
+		not_started(d, "%s", err);
+		return false;
+	}
+	if (!map_ram(d))
+		return false;
+	why = acpi_build((void *)d->ram_hpa, d->ram_size, d->cfg.vcpus);
+	if (why) {
+		not_started(d, "no room for its ACPI tables: %s", why);
+		return false;
+	}
+	write_boot_gdt(d, *boot, true, BZ_BOOT_CS);
+	write_boot_page_tables(d, *boot);
+	printk("perfvisor: domain %u (%s): bzImage, boot protocol %u.%02u, kernel at 0x%lx "
+	       "(init_size %u KiB), initrd %lu bytes at 0x%lx, zero page at 0x%lx\n", d->id,
+	       d->cfg.name, info.version >> 8, info.version & 0xFF, bz.load, info.init_size >> 10,
+	       bz.initrd_size, bz.initrd, bz.zero_page);
+	*start = (struct boot_start){ .kind = "bzImage", .is64 = true, .cs_sel = BZ_BOOT_CS,
+				      .entry = bz.entry, .rsi = bz.zero_page };
+	return true;
+}
+
+void dom_create(unsigned index, const void *image, uint64_t image_len, const char *modstr)
+{
+	struct domain *d = &domains[index];
+	struct boot_start start;
+	uint64_t boot;
+	bool loaded;
 
 	d->id = index;
 	num_domains = index + 1;
@@ -226,72 +416,24 @@ void dom_create(unsigned index, const void *image, uint64_t image_len, const cha
 		return;
 	}
 	d->fate[0] = '\0';
-	if (!elf_check(image, image_len, &info, err, sizeof(err))) {
-		not_started(d, "%s", err);
+	/* The image's own header picks its loader: a Linux setup header, else ELF. */
+	if (bzimage_is(image, image_len))
+		loaded = load_bzimage(d, image, image_len, &start, &boot);
+	else
+		loaded = load_elf(d, image, image_len, &start, &boot);
+	if (!loaded)
 		return;
-	}
-	/* Images may load anywhere in RAM (realmode tests at 0x8000): the boot data moves aside. */
-	boot = guest_boot_area(info.load_lo, info.load_hi, BOOT_SIZE);
-	if (boot == UINT64_MAX) {
-		not_started(d, "the image [0x%lx, 0x%lx) leaves no %lu KiB in the low 640 KiB "
-			    "for its boot data", info.load_lo, info.load_hi, BOOT_SIZE >> 10);
-		return;
-	}
-	if (guest_mbi_size(strlen(d->cfg.args)) > BOOT_SIZE - BOOT_MBI) {
-		not_started(d, "guest arguments too long (%zu characters; the multiboot information "
-			    "has %lu bytes)", strlen(d->cfg.args), BOOT_SIZE - BOOT_MBI);
-		return;
-	}
-	if (!info.is64 && !info.has_multiboot) {
-		not_started(d, "a 32-bit image must be a multiboot kernel (no multiboot header)");
-		return;
-	}
-	d->ram_size = d->cfg.mem;
-	d->ram_hpa = frame_alloc_contig(d->ram_size / FRAME_SIZE, (2u << 20) / FRAME_SIZE);
-	if (!d->ram_hpa) {
-		not_started(d, "not enough host memory for %lu MiB of guest RAM", d->ram_size >> 20);
-		return;
-	}
-	if (!elf_load(image, image_len, &info, (void *)d->ram_hpa, d->ram_size, err, sizeof(err))) {
-		not_started(d, "%s", err);
-		return;
-	}
-	d->eptp = ept_create();
-	if (!d->eptp || !ept_map(d->eptp, 0, d->ram_hpa, d->ram_size, EPT_RWX)) {
-		not_started(d, "out of memory for its EPT");
-		return;
-	}
-	/* The ACPI tables in the BIOS area, unless the image itself loads there. */
-	if (info.load_hi <= ACPI_AREA || info.load_lo >= ACPI_AREA_END) {
-		why = acpi_build((void *)d->ram_hpa, d->ram_size, d->cfg.vcpus);
-		if (why) {
-			not_started(d, "no room for its ACPI tables: %s", why);
-			return;
-		}
-	} else {
-		printk("perfvisor: domain %u (%s): no ACPI tables, the image loads over 0x%lx-0x%lx\n",
-		       d->id, d->cfg.name, ACPI_AREA, ACPI_AREA_END - 1);
-	}
-	write_boot_gdt(d, boot, info.is64);
-	if (info.is64)
-		write_boot_page_tables(d, boot);
-	why = guest_mbi_build((void *)d->ram_hpa, d->ram_size, boot + BOOT_MBI, BOOT_SIZE - BOOT_MBI,
-			      d->cfg.args, strlen(d->cfg.args), &mbi);
-	if (why) {
-		not_started(d, "%s", why);
-		return;
-	}
 	/* No events= means every event the backend counts; else only those named. */
 	pmu_domain_init(&d->pmu, d->cfg.events ? d->cfg.events : ~0ull, d->cfg.acct);
 	vuart_init(&d->uart, uart_line, d);
 	fwcfg_init(&d->fwcfg, d->ram_size, (uint16_t)d->cfg.vcpus);
 	vioapic_init(&d->ioapic);
-	if (!create_vcpus(d, &info, boot, mbi) || !place_vcpus(d))
+	if (!create_vcpus(d, &start, boot) || !place_vcpus(d))
 		return;
 	d->state = DOM_RUNNING;
 	printk("perfvisor: domain %u (%s): %s image, %u vcpu%s, %lu MiB, entry 0x%lx\n", d->id,
-	       d->cfg.name, info.is64 ? "ELF64" : "ELF32 multiboot", d->nvcpus,
-	       d->nvcpus > 1 ? "s" : "", d->ram_size >> 20, info.entry);
+	       d->cfg.name, start.kind, d->nvcpus, d->nvcpus > 1 ? "s" : "", d->ram_size >> 20,
+	       start.entry);
 }
 
 /*

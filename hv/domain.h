@@ -65,6 +65,8 @@ static inline void *dom_gpa_to_hva(struct domain *d, uint64_t gpa, uint64_t len)
 	return (void *)(d->ram_hpa + gpa);
 }
 
+/* Module `name` ("data=NAME") is a file for domains (their initrd=NAME), not a domain. */
+void dom_add_data(const char *name, const void *start, uint64_t len);
 /* Builds domain `index` from a module; on failure the domain is DOM_NOT_STARTED with a fate. */
 void dom_create(unsigned index, const void *image, uint64_t image_len, const char *modstr);
 /* Domain `index` (named by its default name) is DOM_NOT_STARTED, for the reason given. */

@@ -4,9 +4,13 @@
 
 #include "lib/cmdline.h"
 #include "lib/printk.h"
+#include "lib/string.h"
 #include "hv/domcfg.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+#define NAME_CHARS	"abcdefghijklmnopqrstuvwxyz0123456789_-"
+#define NAME_EXPECT	"1..15 characters of a-z 0-9 _ -"
 
 static const char *const acct_words[] = { "guest", "vcpu", "hybrid", NULL };
 static const char *const tsc_words[] = { "vcpu", "host", NULL };
@@ -53,8 +57,7 @@ enum dom_verdict dom_config_parse(unsigned index, const char *modstr, unsigned n
 	/* Bad resources or measurement semantics are fatal: a default would mislead. */
 	const struct cmdline_opt opts[] = {
 		{ .name = "name", .kind = CMDLINE_STR, .dest = cfg->name, .min = 1,
-		  .max = DOM_NAME_MAX, .chars = "abcdefghijklmnopqrstuvwxyz0123456789_-",
-		  .expect = "1..15 characters of a-z 0-9 _ -" },
+		  .max = DOM_NAME_MAX, .chars = NAME_CHARS, .expect = NAME_EXPECT },
 		{ .name = "vcpus", .kind = CMDLINE_UINT, .dest = &vcpus, .min = 1,
 		  .max = DOM_VCPUS_MAX, .fatal = true },
 		{ .name = "mem", .kind = CMDLINE_UINT, .dest = &mem, .min = DOM_MEM_MIN,
@@ -69,6 +72,8 @@ enum dom_verdict dom_config_parse(unsigned index, const char *modstr, unsigned n
 		  .words = event_names, .fatal = true },
 		{ .name = "timeout", .kind = CMDLINE_UINT, .dest = &cfg->timeout_ms, .min = 1,
 		  .max = 86400000, .fatal = true },
+		{ .name = "initrd", .kind = CMDLINE_STR, .dest = cfg->initrd, .min = 1,
+		  .max = DOM_NAME_MAX, .chars = NAME_CHARS, .expect = NAME_EXPECT, .fatal = true },
 	};
 	/* A silent first pass finds the name, so that every message can carry it. */
 	struct cmdline_parser p = { .opts = opts, .nopts = 1 };
@@ -106,4 +111,33 @@ enum dom_verdict dom_config_parse(unsigned index, const char *modstr, unsigned n
 	cfg->npin = pin.count;
 	__builtin_memcpy(cfg->pin, pin.v, pin.count * sizeof(pin.v[0]));
 	return problems ? DOM_CFG_WARN : DOM_CFG_OK;
+}
+
+static const char *skip_blanks(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s;
+}
+
+int dom_config_data(const char *modstr, char name[DOM_NAME_MAX + 1])
+{
+	const struct cmdline_opt opt = { .name = "data", .kind = CMDLINE_STR, .dest = name,
+					 .min = 1, .max = DOM_NAME_MAX, .chars = NAME_CHARS };
+	struct cmdline_parser p = { .opts = &opt, .nopts = 1 };
+	const char *w = skip_blanks(modstr), *end = w;
+	bool slash = false, equals = false;
+
+	/* The first word may be the image's path, skipped as the parser skips it (lib/cmdline.h). */
+	for (; *end && *end != ' ' && *end != '\t'; end++) {
+		slash |= *end == '/';
+		equals |= *end == '=';
+	}
+	if (slash && !equals)
+		w = skip_blanks(end);
+	if (strncmp(w, "data=", 5))
+		return 0;
+	name[0] = '\0';
+	/* Any other word, an argument list or a bad name is a problem the parser counts. */
+	return cmdline_parse(&p, modstr) || p.args || !name[0] ? -1 : 1;
 }

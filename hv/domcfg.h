@@ -38,6 +38,7 @@ struct dom_config {
 	enum dom_tsc tsc;		/* default vcpu */
 	uint64_t timeout_ms;		/* wall time after which the domain is killed; 0: none */
 	uint64_t events;		/* bit i: event_names[i] asked for; default none */
+	char initrd[DOM_NAME_MAX + 1];	/* initrd=: the data module of that name; "" none */
 	/* The guest's arguments, everything after "--", any length: inside the module string. */
 	const char *args;
 };
@@ -52,5 +53,12 @@ enum dom_verdict dom_config_parse(unsigned index, const char *modstr, unsigned n
 				  const char *const *event_names,
 				  void (*report)(void *ctx, const char *msg), void *ctx,
 				  struct dom_config *cfg);
+
+/*
+ * A module whose string is "data=NAME" alone is no domain but a file a domain names (its
+ * initrd=NAME). Returns 0 for a domain's module string, 1 for a data module (its name in
+ * name), -1 for a string starting "data=" that is not that (a bad name, other words).
+ */
+int dom_config_data(const char *modstr, char name[DOM_NAME_MAX + 1]);
 
 #endif

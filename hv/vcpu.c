@@ -154,28 +154,33 @@ static void set_ia32e(bool on)
 	vmwrite(VMCS_ENTRY_CTLS, on ? entry | ENTRY_IA32E_MODE : entry & ~ENTRY_IA32E_MODE);
 }
 
-/* Flat segments from the boot GDT (code in cs_ar), the GDT, an empty IDT, and the entry point. */
-static void write_flat_start(uint32_t cs_ar, uint64_t gdt, uint32_t idt_limit, uint64_t rip)
+/*
+ * Flat segments from the boot GDT: code at cs_sel (access rights cs_ar), data at the next
+ * descriptor, the GDT ending there; an empty IDT, and the entry point.
+ */
+static void write_flat_start(uint32_t cs_ar, uint16_t cs_sel, uint64_t gdt, uint32_t idt_limit,
+			     uint64_t rip)
 {
-	write_segment(VMCS_GUEST_CS_SEL, GUEST_SEL_CODE, 0, 0xFFFFFFFF, cs_ar);
+	write_segment(VMCS_GUEST_CS_SEL, cs_sel, 0, 0xFFFFFFFF, cs_ar);
 	for (enum vmcs_field f = VMCS_GUEST_ES_SEL; f <= VMCS_GUEST_GS_SEL; f += 2)
 		if (f != VMCS_GUEST_CS_SEL)
-			write_segment(f, GUEST_SEL_DATA, 0, 0xFFFFFFFF, AR_DATA32);
+			write_segment(f, cs_sel + 8, 0, 0xFFFFFFFF, AR_DATA32);
 	vmwrite(VMCS_GUEST_GDTR_BASE, gdt);
-	vmwrite(VMCS_GUEST_GDTR_LIMIT, GUEST_GDT_LIMIT);
+	vmwrite(VMCS_GUEST_GDTR_LIMIT, cs_sel + 8 + 7);
 	vmwrite(VMCS_GUEST_IDTR_BASE, 0);
 	vmwrite(VMCS_GUEST_IDTR_LIMIT, idt_limit);
 	vmwrite(VMCS_GUEST_RIP, rip);
 	vmwrite(VMCS_GUEST_RSP, 0);
 }
 
-void vcpu_start_long_mode(struct vcpu *v, uint64_t rip, uint64_t cr3, uint64_t gdt)
+void vcpu_start_long_mode(struct vcpu *v, uint64_t rip, uint64_t cr3, uint64_t gdt,
+			  uint16_t cs_sel)
 {
 	(void)v;
 	write_crs(CR0_PE | CR0_ET | CR0_NE | CR0_PG, cr3, CR4_PAE);
 	vmwrite(VMCS_GUEST_EFER, EFER_LME | EFER_LMA);
 	set_ia32e(true);
-	write_flat_start(AR_CODE64, gdt, 0xFFFF, rip);
+	write_flat_start(AR_CODE64, cs_sel, gdt, 0xFFFF, rip);
 }
 
 void vcpu_start_protected32(struct vcpu *v, uint32_t eip, uint64_t gdt)
@@ -185,7 +190,7 @@ void vcpu_start_protected32(struct vcpu *v, uint32_t eip, uint64_t gdt)
 	write_crs(CR0_PE | CR0_ET | CR0_NE, 0, 0);
 	vmwrite(VMCS_GUEST_EFER, 0);
 	set_ia32e(false);
-	write_flat_start(AR_CODE32, gdt, 0x3FF, eip);
+	write_flat_start(AR_CODE32, GUEST_SEL_CODE, gdt, 0x3FF, eip);
 }
 
 void vcpu_start_real_mode(struct vcpu *v, uint8_t vector)

@@ -120,8 +120,9 @@ unsigned vcpu_cpl(void);
 /* CR0 and CR4 as the guest sees them (its own bits, and the shadow of the host-owned ones). */
 uint64_t vcpu_guest_cr0(void);
 uint64_t vcpu_guest_cr4(void);
-/* First-instruction states, written into the current VMCS. */
-void vcpu_start_long_mode(struct vcpu *v, uint64_t rip, uint64_t cr3, uint64_t gdt);
+/* First-instruction states, written into the current VMCS; code at cs_sel, data at cs_sel + 8. */
+void vcpu_start_long_mode(struct vcpu *v, uint64_t rip, uint64_t cr3, uint64_t gdt,
+			  uint16_t cs_sel);
 void vcpu_start_protected32(struct vcpu *v, uint32_t eip, uint64_t gdt);
 /* An application processor at a SIPI vector, in real mode (SDM Vol. 3A 10.4.4). */
 void vcpu_start_real_mode(struct vcpu *v, uint8_t vector);

@@ -7,10 +7,11 @@
 
 #include "include/x86/msr.h"
 
-/* The GDT the hypervisor writes into guest RAM for the first instruction (hv/loader.c). */
+/*
+ * The GDT the hypervisor writes into guest RAM for the first instruction (hv/domain.c): flat
+ * code at this selector, flat data at the next (bzImage kernels get hv/bzimage.h's BZ_BOOT_CS).
+ */
 #define GUEST_SEL_CODE	0x08
-#define GUEST_SEL_DATA	0x10
-#define GUEST_GDT_LIMIT	0x17
 
 struct vcpu;
 

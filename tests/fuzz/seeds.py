@@ -289,8 +289,33 @@ def devices():
     write("vapic", "timer-ipi-pmi", u8(0) + ops)
 
 
+def bzimage_image(init_size, kernel_len=4096):
+    """A setup header as guest-stub/bzstub/mkbzimage.py writes it, and a kernel of zeros."""
+    setup = bytearray(1024)
+    for off, v, n in ((0x1F1, 1, 1), (0x1F4, kernel_len // 16, 4), (0x1FE, 0xAA55, 2),
+                      (0x200, 0x66EB, 2), (0x206, 0x020F, 2), (0x211, 1, 1),
+                      (0x22C, 0x7FFFFFFF, 4), (0x230, 0x200000, 4), (0x234, 1, 1),
+                      (0x236, 1, 2), (0x238, 2047, 4), (0x258, 0x1000000, 8),
+                      (0x260, init_size, 4)):
+        setup[off:off + n] = v.to_bytes(n, "little")
+    setup[0x202:0x206] = b"HdrS"
+    return bytes(setup) + bytes(kernel_len)
+
+
+def bzimage():
+    # fuzz_bzimage.c: RAM in 4 KiB units, initrd and command line lengths, error buffer size;
+    # then the initrd, the command line and the image.
+    cmd = b"console=ttyS0"
+    write("bzimage", "with-initrd", u16(1024) + u16(64) + u8(len(cmd)) + u8(160) +
+          b"pv" * 32 + cmd + bzimage_image(0x100000))
+    write("bzimage", "too-large", u16(512) + u16(0) + u8(0) + u8(160) +
+          bzimage_image(0x400000))
+    write("bzimage", "cut", u16(1024) + u16(0) + u8(0) + u8(20) + bzimage_image(0x100000)[:1500])
+
+
 def main():
-    for make in (multiboot, elf, cmdline, domcfg, vpmu, instructions, gpt, pv, devices):
+    for make in (multiboot, elf, cmdline, domcfg, vpmu, instructions, gpt, pv, devices,
+                 bzimage):
         make()
     return 0
 

@@ -206,9 +206,54 @@ static void test_edges(void)
 	      "largest index still names the domain (%s)", cfg.name);
 }
 
+/* initrd= names a data module; a data module's string is "data=NAME" alone. */
+static void test_initrd_and_data(void)
+{
+	static const struct {
+		const char *modstr;
+		int verdict;
+		const char *name;
+	} data[] = {
+		{ "data=rootfs", 1, "rootfs" },
+		{ "/boot/initrd.gz data=rootfs", 1, "rootfs" },
+		{ " \tdata=a-b_9", 1, "a-b_9" },
+		{ "name=data", 0, NULL },
+		{ "", 0, NULL },
+		{ "guest.elf data=x", 0, NULL },
+		{ "data=", -1, NULL },
+		{ "data=Root", -1, NULL },
+		{ "data=abcdefghijklmnop", -1, NULL },
+		{ "data=rootfs mem=2M", -1, NULL },
+		{ "data=rootfs -- x", -1, NULL },
+	};
+	struct msgs got = { 0 };
+	struct dom_config cfg;
+	enum dom_verdict v;
+	char name[DOM_NAME_MAX + 1];
+
+	v = dom_config_parse(0, "name=linux initrd=rootfs mem=256M", 2, events, collect, &got,
+			     &cfg);
+	check(v == DOM_CFG_OK && !strcmp(cfg.initrd, "rootfs"), "initrd=rootfs taken");
+	v = dom_config_parse(0, "name=linux", 2, events, collect, &got, &cfg);
+	check(v == DOM_CFG_OK && !cfg.initrd[0], "no initrd=: none");
+	v = dom_config_parse(0, "name=linux initrd=Root", 2, events, collect, &got, &cfg);
+	check(v == DOM_CFG_FATAL && got.n == 2 &&
+	      !strcmp(got.m[0], "domain 0 (linux): bad value 'Root' for 'initrd' (expected 1..15 "
+		      "characters of a-z 0-9 _ -)"), "a bad initrd= name is fatal, by name");
+	for (size_t i = 0; i < N(data); i++) {
+		int r;
+
+		memset(name, 'z', sizeof(name));
+		r = dom_config_data(data[i].modstr, name);
+		check(r == data[i].verdict && (r != 1 || !strcmp(name, data[i].name)),
+		      "'%s': data module verdict %d (want %d)", data[i].modstr, r, data[i].verdict);
+	}
+}
+
 int main(void)
 {
 	test_cases();
 	test_edges();
+	test_initrd_and_data();
 	return unit_summary();
 }

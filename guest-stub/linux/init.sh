@@ -1,0 +1,20 @@
+#!/bin/sh
+# /init of perfvisor's Linux guest: mounts what perf needs, runs the known program bare and under
+# perf stat, and leaves the domain through the exit port (pv-exit).
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+# The initramfs has no /dev/console of its own, so the kernel gave init no output. The kernel's
+# log is the way out: perfvisor's COM1 raises no interrupts, so the serial driver's tty output
+# would stall after a FIFO's worth, while printk writes the port polled (docs/linux-guest.md).
+exec </dev/console >/dev/kmsg 2>&1
+echo "perfvisor-linux: init running on $(uname -r)"
+dmesg | grep -E 'Performance Events|perf:' | sed 's/^/perfvisor-linux: dmesg: /'
+/bin/known
+echo "perfvisor-linux: known exited with $?"
+perf --version 2>&1 | sed 's/^/perfvisor-linux: perf: /'
+# known.S: instructions:u = 20004, branches:u = 10001 when a PMU counts them.
+perf stat -x, -e instructions:u,branches:u /bin/known 2>&1 | sed 's/^/perfvisor-linux: perf: /'
+echo "perfvisor-linux: done"
+/bin/pv-exit 0
+poweroff -f
