@@ -103,6 +103,24 @@ static void test_detect_and_check(void)
 	      strstr(err, "no setup header"), "no \"HdrS\": %s", err);
 }
 
+/* One field of a good image changed, and the words its refusal must hold. */
+static const struct {
+	const char *what;
+	unsigned off, size;
+	uint64_t value;
+	const char *why;
+} bad_fields[] = {
+	{ "bad boot_flag", HDR_BOOT_FLAG, 2, 0x1234, "boot_flag 0x1234" },
+	{ "protocol 2.11", HDR_VERSION, 2, 0x020B, "boot protocol 2.11" },
+	{ "no XLF_KERNEL_64", HDR_XLOADFLAGS, 2, 2, "no 64-bit entry" },
+	{ "zImage", HDR_LOADFLAGS, 1, 0, "a zImage" },
+	{ "syssize 0", HDR_SYSSIZE, 4, 0, "syssize 0 paragraphs" },
+	{ "alignment 3 MiB", HDR_KERNEL_ALIGNMENT, 4, 0x300000, "not a power of two" },
+	{ "header past boot_params' hdr", HDR_JUMP + 1, 1, 0xA0, "setup header ends at 0x2a2" },
+	{ "init_size 40 MiB in 32 MiB", HDR_INIT_SIZE, 4, 40u << 20,
+	  "too large for mem=32M: the kernel needs 40960 KiB (init_size)" },
+};
+
 static void test_refusals(void)
 {
 	static const uint8_t rd_img[4096];
@@ -114,31 +132,11 @@ static void test_refusals(void)
 		"truncated: 9727 bytes, the header says 9728 (setup 1536 + kernel 8192)");
 	refused("truncated in the header", 0x250, NULL, 0, "", RAM_SIZE,
 		"truncated in its setup header");
-	set(HDR_BOOT_FLAG, 0x1234, 2);
-	refused("bad boot_flag", IMG_LEN, NULL, 0, "", RAM_SIZE, "boot_flag 0x1234");
-	make_image();
-	set(HDR_VERSION, 0x020B, 2);
-	refused("protocol 2.11", IMG_LEN, NULL, 0, "", RAM_SIZE, "boot protocol 2.11");
-	make_image();
-	set(HDR_XLOADFLAGS, 2, 2);
-	refused("no XLF_KERNEL_64", IMG_LEN, NULL, 0, "", RAM_SIZE, "no 64-bit entry");
-	make_image();
-	set(HDR_LOADFLAGS, 0, 1);
-	refused("zImage", IMG_LEN, NULL, 0, "", RAM_SIZE, "a zImage");
-	make_image();
-	set(HDR_SYSSIZE, 0, 4);
-	refused("syssize 0", IMG_LEN, NULL, 0, "", RAM_SIZE, "syssize 0 paragraphs");
-	make_image();
-	set(HDR_KERNEL_ALIGNMENT, 0x300000, 4);
-	refused("alignment 3 MiB", IMG_LEN, NULL, 0, "", RAM_SIZE, "not a power of two");
-	make_image();
-	set(HDR_JUMP + 1, 0xA0, 1);
-	refused("header past boot_params' hdr", IMG_LEN, NULL, 0, "", RAM_SIZE,
-		"setup header ends at 0x2a2");
-	make_image();
-	set(HDR_INIT_SIZE, 40u << 20, 4);
-	refused("init_size 40 MiB in 32 MiB", IMG_LEN, NULL, 0, "", RAM_SIZE,
-		"too large for mem=32M: the kernel needs 40960 KiB (init_size)");
+	for (unsigned i = 0; i < sizeof(bad_fields) / sizeof(bad_fields[0]); i++) {
+		make_image();
+		set(bad_fields[i].off, bad_fields[i].value, bad_fields[i].size);
+		refused(bad_fields[i].what, IMG_LEN, NULL, 0, "", RAM_SIZE, bad_fields[i].why);
+	}
 	make_image();
 	set(HDR_INIT_SIZE, 14u << 20, 4);
 	set(HDR_RELOCATABLE, 0, 1);
