@@ -8,7 +8,7 @@
 #include "guest-stub/kernel/kernel.h"
 #include "guest-stub/lib/papi.h"
 
-/* The events of the matrix (issue 7): all four are counted at once in every window. */
+/* The events of the validation matrix: all four are counted at once in every window. */
 enum wl_event { WL_TSC, WL_INSTRUCTIONS, WL_BRANCHES, WL_CYCLES, WL_NEVENTS };
 
 extern const char *const wl_event_names[WL_NEVENTS];

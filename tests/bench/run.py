@@ -256,7 +256,7 @@ def image_size(part):
 
 
 def figures():
-    """(item of issue 8, id, title, unit, target, compute), in the order of the table."""
+    """(item number, id, title, unit, target, compute), in the order of the table."""
     exits = lambda name: guest_figure("exits", name, "ring 0")
     pv = lambda name, where: guest_figure("pv", name, where)
     direct = pv("read-direct", "ring 3, pvc_read() of guest-stub/lib (soft backend: Phys from "

@@ -9,7 +9,7 @@ FUZZ_CFLAGS	:= -std=gnu11 -g -O1 -I. -Wall -Wextra -Werror -fno-omit-frame-point
 FUZZ_DIR	:= build/fuzz
 FUZZ_SRCS	:= $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS	:= $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(FUZZ_SRCS))
-# Each target runs until 10 million executions (issue 9), with no time limit: the slowest
+# Each target runs until 10 million executions, with no time limit: the slowest
 # take ~25 min each, the dozen ~80 min on 2 cores. FUZZ_SECONDS=N caps each at N seconds
 # (run.sh then says which fell short of 10 million).
 FUZZ_SECONDS	?= 0

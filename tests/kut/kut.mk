@@ -16,4 +16,5 @@ kut: $(KERNEL)
 # The runner's own checks (verdicts, unittests.cfg reading), with no kvm-unit-tests build.
 .PHONY: kut-check
 kut-check:
-	@python3 tests/kut/test_run.py
+	@echo "  KUTCHK  tests/kut/test_run.py"
+	$(Q)python3 tests/kut/test_run.py

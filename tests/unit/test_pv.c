@@ -743,7 +743,7 @@ static void test_bad_calls(void)
 }
 
 /*
- * Issue 13: a domain's page never shows another domain's events. Domain 1 runs 5000 on v's PCPU
+ * Isolation: a domain's page never shows another domain's events. Domain 1 runs 5000 on v's PCPU
  * while v is descheduled: v's published soft counters and Phys* are as v left them.
  */
 static void test_no_leak(void)
