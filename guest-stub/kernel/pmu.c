@@ -85,10 +85,10 @@ static int64_t resume(struct kthread *k, unsigned cpu)
 	}
 	/* inject=early-start: the validation suite's deliberate breakage of equation 4. */
 	if (inject_early_start)
-		pv_thread_resume(&t->counts, areas, (int)cpu, &ops);
+		k->info.sample_retry_tsc += pv_thread_resume(&t->counts, areas, (int)cpu, &ops);
 	ret = backend->load(t, cpu);
 	if (!inject_early_start)
-		pv_thread_resume(&t->counts, areas, (int)cpu, &ops);
+		k->info.sample_retry_tsc += pv_thread_resume(&t->counts, areas, (int)cpu, &ops);
 	return ret;
 }
 
@@ -97,7 +97,7 @@ static void suspend(struct kthread *k, unsigned cpu)
 {
 	struct kpmu_thread *t = k->pmu;
 
-	pv_thread_suspend(&t->counts, areas, &ops);
+	k->info.sample_retry_tsc += pv_thread_suspend(&t->counts, areas, &ops);
 	t->pending = pv_pending_merge(t->pending, backend->unload(t, cpu));
 }
 

@@ -38,6 +38,8 @@ struct kthread_uinfo {
 	uint64_t vcpu_mask;	/* bit n: it has run on VCPU n */
 	uint64_t resumes;	/* how many times it was switched in */
 	uint64_t ticks;		/* timer interrupts that found it running */
+	/* TSC ticks its counts' samples moved by retrying (a VCPU switch came mid-sample) */
+	uint64_t sample_retry_tsc;
 };
 
 static inline long syscall3(long nr, long a, long b, long c)

@@ -46,6 +46,7 @@ static int thread_main(void *arg)
 	th->smp_id = me->smp_id;
 	th->vcpu_mask = me->vcpu_mask;
 	th->resumes = me->resumes;
+	th->sample_retry_tsc = me->sample_retry_tsc;
 	return th->code;
 }
 
@@ -92,12 +93,13 @@ void wl_emit(const struct wl_options *o, const struct wl_value *v)
 	if (v->function)
 		snprintf(function, sizeof(function), ",\"function\":\"%s\"", v->function);
 	printf("{\"domain\":\"%s\",\"workload\":\"%s\",\"mode\":\"%s\",\"thread\":%d,\"vcpu\":%d,"
-	       "\"vcpus\":%llu,\"resumes\":%llu,\"event\":\"%s\"%s,\"measured\":%s,"
-	       "\"expected\":%s,\"raw\":%llu}\n", kernel_domain_name(), v->workload,
+	       "\"vcpus\":%llu,\"resumes\":%llu,\"sample_retry_tsc\":%llu,\"event\":\"%s\"%s,"
+	       "\"measured\":%s,\"expected\":%s,\"raw\":%llu}\n", kernel_domain_name(), v->workload,
 	       o->meter->name,
 	       v->thread ? (int)v->thread->index : -1, v->thread ? (int)v->thread->smp_id : -1,
 	       (unsigned long long)(v->thread ? v->thread->vcpu_mask : 0),
-	       (unsigned long long)(v->thread ? v->thread->resumes : 0), v->event, function,
+	       (unsigned long long)(v->thread ? v->thread->resumes : 0),
+	       (unsigned long long)(v->thread ? v->thread->sample_retry_tsc : 0), v->event, function,
 	       measured, expected, (unsigned long long)v->raw);
 }
 

@@ -18,6 +18,7 @@ struct wl_thread {
 	uint32_t smp_id;	/* the VCPU it ended on */
 	uint64_t vcpu_mask;	/* the VCPUs it ran on */
 	uint64_t resumes;
+	uint64_t sample_retry_tsc;	/* how far its samples' retries moved its TSC */
 	int code;		/* fn's return value, -1 when the meter did not open */
 };
 

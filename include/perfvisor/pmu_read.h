@@ -117,18 +117,25 @@ static inline void pv_stars(const struct pv_vcpu_area *a, uint32_t mask,
  * Phys* of the values in mask, all from one stretch of the VCPU on one PCPU. The hypervisor
  * resamples tsc.start_vcpu whenever it resumes the VCPU and on every RESUME: if it changed
  * meanwhile, the VCPU was descheduled or moved and Phys may not belong with Sum/Start_vcpu.
+ * Returns the TSC ticks of the passes taken again, 0 when the first one held: how far the
+ * retries moved the sample (read from RDTSC, which the VCPU's clock never runs backwards).
  */
-static inline void pv_sample(const struct pv_vcpu_area *a, uint32_t mask,
-			     const struct pv_read_ops *ops, uint64_t star[PV_NVALUES])
+static inline uint64_t pv_sample(const struct pv_vcpu_area *a, uint32_t mask,
+				 const struct pv_read_ops *ops, uint64_t star[PV_NVALUES])
 {
-	uint64_t vcpu_start;
+	uint64_t vcpu_start, first, pass;
 
-	do {
+	first = ops->rdtsc(ops->ctx);
+	pass = first;
+	for (;;) {
 		vcpu_start = PV_LOAD(&a->tsc.start_vcpu);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		pv_stars(a, mask, ops, star);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while (PV_LOAD(&a->tsc.start_vcpu) != vcpu_start);
+		if (PV_LOAD(&a->tsc.start_vcpu) == vcpu_start)
+			return pass - first;
+		pass = ops->rdtsc(ops->ctx);
+	}
 }
 
 /*
@@ -137,30 +144,34 @@ static inline void pv_sample(const struct pv_vcpu_area *a, uint32_t mask,
  * call, this excludes the call's own events after the hypervisor's sample (seed 003,
  * equation 4). A new measurement starts from a zeroed struct.
  */
-static inline void pv_thread_resume(struct pv_thread_counts *t, const void *areas, int smp_id,
-				    const struct pv_read_ops *ops)
+static inline uint64_t pv_thread_resume(struct pv_thread_counts *t, const void *areas,
+					int smp_id, const struct pv_read_ops *ops)
 {
 	const struct pv_vcpu_area *a = pv_area(areas, smp_id);
 	uint32_t n = PV_LOAD(&a->active.ncounters);
 
 	t->smp_id = smp_id;
 	t->mask = (((1u << n) - 1) & ~PV_LOAD(&a->active.imode_mask)) | 1u << PV_TSC;
-	pv_sample(a, t->mask, ops, t->start);
+	return pv_sample(a, t->mask, ops, t->start);
 }
 
-/* Guest kernel, switching the thread out: Sum_thread += Phys* - Start*_thread. */
-static inline void pv_thread_suspend(struct pv_thread_counts *t, const void *areas,
-				     const struct pv_read_ops *ops)
+/*
+ * Guest kernel, switching the thread out: Sum_thread += Phys* - Start*_thread. Both return
+ * pv_sample()'s: how far its retries moved the thread's TSC sample.
+ */
+static inline uint64_t pv_thread_suspend(struct pv_thread_counts *t, const void *areas,
+					 const struct pv_read_ops *ops)
 {
 	const struct pv_vcpu_area *a = pv_area(areas, t->smp_id);
-	uint64_t star[PV_NVALUES];
+	uint64_t star[PV_NVALUES], moved;
 
-	pv_sample(a, t->mask, ops, star);
+	moved = pv_sample(a, t->mask, ops, star);
 	for (uint32_t m = t->mask; m; m &= m - 1) {
 		unsigned i = __builtin_ctz(m);
 
 		t->sum[i] = pv_log(t, a, i, star[i]);
 	}
+	return moved;
 }
 
 /*

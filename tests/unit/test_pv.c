@@ -107,16 +107,20 @@ struct guest_cpu {
 	const uint64_t *pmc;	/* hardware counters RDPMC reads (tests without pv.c) */
 	unsigned width;		/* their width; RDPMC returns them sign-extended from it */
 	void (*after_rdtsc)(void);	/* once: what happens right after the next RDTSC */
+	unsigned rdtsc_skip;		/* RDTSCs to let by before that one */
 };
 
 static uint64_t g_rdtsc(void *ctx)
 {
 	struct guest_cpu *c = ctx;
-	void (*then)(void) = c->after_rdtsc;
+	void (*then)(void) = c->rdtsc_skip ? NULL : c->after_rdtsc;
 	uint64_t tsc = now;
 
 	c->rdtsc_calls++;
-	c->after_rdtsc = NULL;
+	if (c->rdtsc_skip)
+		c->rdtsc_skip--;
+	else
+		c->after_rdtsc = NULL;
 	if (then)
 		then();
 	return tsc;
@@ -231,9 +235,9 @@ static void thread_in(struct vcpu *v, struct pv_thread_counts *t, const struct p
 	pv_thread_resume(t, areas(v->d), (int)v->pmu.id, &kops);
 }
 
-static void thread_out(struct vcpu *v, struct pv_thread_counts *t)
+static uint64_t thread_out(struct vcpu *v, struct pv_thread_counts *t)
 {
-	pv_thread_suspend(t, areas(v->d), &kops);
+	return pv_thread_suspend(t, areas(v->d), &kops);
 }
 
 /* The hypervisor moves v to PCPU pcpu (inter-domain switch out, then in). */
@@ -571,8 +575,9 @@ static void test_retry(const char *what, void (*then)(void), unsigned nvcpus)
 /* The guest kernel's own sampling retries too: a suspension descheduled half-way stays exact. */
 static void test_kernel_retry(void)
 {
-	struct pv_thread_counts t = { 0 };
+	struct pv_thread_counts t = { 0 }, u = { 0 };
 	struct vcpu *v;
+	uint64_t moved;
 
 	fresh(TOP - 100, 0);
 	other_dom();
@@ -581,10 +586,18 @@ static void test_kernel_retry(void)
 	thread_in(v, &t, &ctl_ab, 0);
 	run(v, 200);
 	kcpu.rdtsc_calls = 0;
+	/* The second RDTSC is the pass's own: the first one times the passes. */
+	kcpu.rdtsc_skip = 1;
 	kcpu.after_rdtsc = deschedule_and_move;
-	thread_out(v, &t);
+	moved = thread_out(v, &t);
 	check(t.sum[0] == 200 && t.sum[1] == 50 && t.sum[PV_TSC] == 200 * TICKS &&
-	      kcpu.rdtsc_calls == 2, "suspension descheduled half-way: Sum_thread exact");
+	      kcpu.rdtsc_calls == 4, "suspension descheduled half-way: Sum_thread exact");
+	/* deschedule_and_move ran the other domain for 500 (this clock does not stop for it). */
+	check(moved == 500 * TICKS, "the retry moved the sample by the pass taken again: %llu",
+	      (unsigned long long)moved);
+	thread_in(v, &u, NULL, 0);
+	run(v, 10);
+	check(thread_out(v, &u) == 0, "a sample that held at once moved nothing");
 }
 
 /* i-mode: counter 1 (branches) interrupts, counter 0 (instructions) stays a-mode. */
