@@ -32,6 +32,7 @@ enum {
 	R_NO64		= 1 << 12,	/* #UD in 64-bit mode (SDM Vol. 2D appendix A, "i64") */
 	R_ONLY64	= 1 << 13,	/* #UD outside 64-bit mode (Vol. 2B SYSCALL) */
 	R_UD		= 1 << 14,	/* always #UD */
+	R_STI		= 1 << 15,	/* interrupts wait one instruction (Vol. 2B STI) */
 };
 
 /*
@@ -72,6 +73,7 @@ static const struct row rows[] = {
 	{ 1, 0xeb, 0xeb, ANY, R_BRANCH, 0 },				/* JMP rel8 */
 	{ 1, 0xf1, 0xf1, ANY, R_BRANCH | R_IDT, 1 },			/* INT1 (ICEBP) */
 	{ 1, 0xf4, 0xf4, ANY, R_HALT, 0 },
+	{ 1, 0xfb, 0xfb, ANY, R_STI, 0 },
 	{ 1, 0xff, 0xff, REG(2), R_MODRM | R_BRANCH, 0 },		/* CALL r/m */
 	{ 1, 0xff, 0xff, REG(3), R_MODRM | R_BRANCH | R_MEM, 0 },	/* CALL m16:16/32/64 */
 	{ 1, 0xff, 0xff, REG(4), R_MODRM | R_BRANCH, 0 },		/* JMP r/m */
@@ -185,6 +187,7 @@ bool soft_classify(const uint8_t *bytes, unsigned n, enum soft_mode mode, struct
 	out->flags_to_r11 = r->flags & R_R11;
 	out->halts = r->flags & R_HALT;
 	out->exits = r->flags & R_EXITS;
+	out->sti = r->flags & R_STI;
 	/*
 	 * INT n, INT3, INTO and INT1 clear TF through the gate, so no single-step trap follows them
 	 * (SDM Vol. 3A 18.3.1.4); SYSCALL clears it when IA32_FMASK says so.

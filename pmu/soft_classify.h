@@ -41,6 +41,8 @@ struct soft_insn {
 	bool exits;		/* VM exit whatever the controls (SDM Vol. 3C 26.1.2): VMCALL,
 				 * VMLAUNCH, VMRESUME, VMXOFF, CPUID, INVD, GETSEC, XSETBV */
 	bool ss_shadow;		/* MOV SS / POP SS: no #DB until after the next instruction */
+	bool sti;		/* STI: with IF clear before it, interrupts wait until after the
+				 * next instruction (SDM Vol. 2B STI) */
 	uint8_t ss_len;		/* ss_shadow: this instruction's length, to find the next one;
 				 * 0 for MOV SS from memory (would need ModRM/SIB/disp sizing) */
 	bool rep_string;	/* a string instruction with REP/REPE/REPNE: the single-step trap

@@ -129,6 +129,8 @@ static const struct enc encs[] = {
 	{ "popf", M64, B(0x9d), 1, W(.loads_flags = true) },
 	{ "popfw", M64, B(0x66, 0x9d), 2, W(.loads_flags = true) },
 	{ "hlt", M64, B(0xf4), 1, W(.halts = true) },
+	{ "sti", M64, B(0xfb), 1, W(.sti = true) },
+	{ "cli", M64, B(0xfa), 1, PLAIN },
 	{ "mov %eax,%ss", M64, B(0x8e, 0xd0), 2, W(SHADOW(2)) },
 	{ "mov %r8d,%ss", M64, B(0x41, 0x8e, 0xd0), 3, W(SHADOW(3)) },
 	{ "mov (%rax),%ss", M64, B(0x8e, 0x10), 2, W(SHADOW(0)) },
@@ -181,6 +183,7 @@ static const struct enc encs[] = {
 	{ "mov %eax,%ss", M32, B(0x8e, 0xd0), 2, W(SHADOW(2)) },
 	{ "mov (%eax),%ss", M32, B(0x8e, 0x10), 2, W(SHADOW(0)) },
 	{ "hlt", M32, B(0xf4), 1, W(.halts = true) },
+	{ "sti", M32, B(0xfb), 1, W(.sti = true) },
 	{ "loop", M32, B(0xe2, 0x00), 1, W(BR) },
 	{ "jcx (addr16)", M32, B(0x67, 0xe3, 0xff), 2, W(BR) },
 	{ "vmcall", M32, B(0x0f, 0x01, 0xc1), 3, W(.exits = true) },
@@ -234,6 +237,8 @@ static const char *differ(const struct soft_insn *a, const struct soft_insn *b)
 		return "halts";
 	if (a->exits != b->exits)
 		return "exits";
+	if (a->sti != b->sti)
+		return "sti";
 	if (a->ss_shadow != b->ss_shadow)
 		return "ss_shadow";
 	if (a->ss_len != b->ss_len)
