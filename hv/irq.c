@@ -5,6 +5,7 @@
 #include "hv/lapic.h"
 #include "hv/pcpu.h"
 #include "hv/sched.h"
+#include "hv/step.h"
 #include "hv/vcpu.h"
 #include "hv/vmx_ops.h"
 #include "include/x86/msr.h"
@@ -47,6 +48,8 @@ void irq_deliver(struct vcpu *v)
 	/* NMI-window exiting exists only with virtual NMIs (SDM Vol. 3C 26.2.1.1). */
 	bool vnmi = vmread(VMCS_PIN_CTLS) & PIN_VIRTUAL_NMIS;
 	bool nmi_wait = false, intr_wait = false;
+	/* A stepped STI's shadow, which the stepper holds (hv/step.c): its next exit ends it. */
+	bool shadow = step_sti_shadow(v);
 	int vector;
 
 	/* It runs again: whatever HLT with IF clear said, something woke it. */
@@ -58,7 +61,7 @@ void irq_deliver(struct vcpu *v)
 		vapic_nmi_blocked(&v->apic);
 	/* SDM Vol. 3A 6.9: an NMI goes before a maskable interrupt; an event queued already first. */
 	if (v->apic.nmi_pending) {
-		if (queued || (intr & NMI_BLOCKED) || (!vnmi && !if_set)) {
+		if (queued || shadow || (intr & NMI_BLOCKED) || (!vnmi && !if_set)) {
 			nmi_wait = true;
 		} else {
 			vapic_take_nmi(&v->apic);
@@ -68,7 +71,7 @@ void irq_deliver(struct vcpu *v)
 	}
 	vector = vapic_pending(&v->apic);
 	if (vector >= 0) {
-		if (queued || !if_set || (intr & INTR_BLOCKED)) {
+		if (queued || shadow || !if_set || (intr & INTR_BLOCKED)) {
 			intr_wait = true;
 		} else {
 			vapic_ack(&v->apic, (uint8_t)vector);
@@ -79,8 +82,8 @@ void irq_deliver(struct vcpu *v)
 	if (inject)
 		vmwrite(VMCS_ENTRY_INTR_INFO, inject);
 	/* SDM Vol. 3C 26.7.6: without virtual NMIs an interrupt window stands in for the NMI's. */
-	set_exiting(CPU_NMI_WINDOW_EXITING, nmi_wait && vnmi);
-	set_exiting(CPU_INTR_WINDOW_EXITING, intr_wait || (nmi_wait && !vnmi));
+	set_exiting(CPU_NMI_WINDOW_EXITING, !shadow && nmi_wait && vnmi);
+	set_exiting(CPU_INTR_WINDOW_EXITING, !shadow && (intr_wait || (nmi_wait && !vnmi)));
 }
 
 void irq_ioapic_line(struct vcpu *v, unsigned pin, bool level)

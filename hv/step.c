@@ -119,6 +119,7 @@ static void stop(struct vcpu *v)
 	disarm_breakpoint(v);
 	v->step.active = false;
 	v->step.insn_valid = false;
+	v->step.sti_shadow = false;
 }
 
 /* Up to BLOCK_BYTES code bytes at linear address la; fewer where the next page is not there. */
@@ -166,7 +167,7 @@ static bool start_block(struct vcpu *v)
 	unsigned cpl, len, max;
 
 	/* An interrupt shadow must end with the next instruction's trap, as stepping gives it. */
-	if (vmread(VMCS_GUEST_INTERRUPTIBILITY) & INTR_BLOCKING)
+	if ((vmread(VMCS_GUEST_INTERRUPTIBILITY) & INTR_BLOCKING) || step_sti_shadow(v))
 		return false;
 	cpl = vcpu_cpl();
 	room = pmu_step_room(v, cpl);
@@ -261,6 +262,7 @@ static void plan_entry(struct vcpu *v)
 	s->insn_valid = true;
 	s->insn_cpl = vcpu_cpl();
 	s->insn_rip = vmread(VMCS_GUEST_RIP);
+	s->insn_if = vmread(VMCS_GUEST_RFLAGS) & RFLAGS_IF;
 	if (!s->insn.clears_tf)
 		return;
 	if (s->insn.target == SOFT_TGT_LSTAR)
@@ -280,8 +282,25 @@ void step_on_exit(struct vcpu *v)
 	if (!v->step.active)
 		return;
 	clear_pending_step();
+	/* The shadow ends when the instruction it covers retires or an event is delivered. */
+	if (v->step.sti_shadow && vmread(VMCS_GUEST_RIP) != v->step.sti_shadow_rip)
+		v->step.sti_shadow = false;
 	if (v->step.block_on)
 		end_block(v);
+}
+
+/*
+ * SDM Vol. 2B STI, Vol. 3A 6.8.3: after an STI that set IF, interrupts wait until the next
+ * instruction has run (STI; HLT wakes from an interrupt already pending, after HLT retired).
+ * The single-step trap of the STI exits at that boundary, and Bochs then reports no STI
+ * blocking; nor could the VMCS hold it, since with TF set an entry with STI blocking needs a
+ * pending single step (SDM Vol. 3C 26.3.1.5), which would trap again before the instruction.
+ * The stepper holds the shadow: no interrupt window either, the next step exits anyway.
+ */
+bool step_sti_shadow(struct vcpu *v)
+{
+	return v->step.active && v->step.sti_shadow &&
+	       vmread(VMCS_GUEST_RIP) == v->step.sti_shadow_rip;
 }
 
 /* Clears TF in the guest byte at linear address la + 1 (TF is bit 8 of any flags image). */
@@ -339,6 +358,10 @@ bool step_handle_db(struct vcpu *v, uint64_t qual)
 		/* After MOV SS / POP SS the trap waits one more instruction (SDM Vol. 3A 6.8.3). */
 		if (s->insn.ss_shadow)
 			pmu_retired(v, (const struct soft_insn *)0, s->insn_cpl);
+		if (s->insn.sti && !s->insn_if) {
+			s->sti_shadow = true;
+			s->sti_shadow_rip = vmread(VMCS_GUEST_RIP);
+		}
 		hide_tf(v);
 	} else if ((qual & s->bp_slots) && s->bp == STEP_BP_BLOCK) {
 		/* A block's breakpoint: step_on_exit counted the block. */

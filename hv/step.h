@@ -26,6 +26,10 @@ struct vcpu_step {
 	struct soft_insn insn;
 	unsigned insn_cpl;
 	uint64_t insn_rip;
+	bool insn_if;		/* RFLAGS.IF before it */
+	/* A stepped STI's shadow, which the VMCS no longer shows once its trap exited. */
+	bool sti_shadow;
+	uint64_t sti_shadow_rip;	/* the instruction it covers */
 	enum step_bp bp;
 	bool bp_error_code;	/* STEP_BP_EVENT: the event pushes an error code */
 	unsigned bp_slots;	/* the debug-register slots (bit k: DRk) its breakpoints are in */
@@ -50,5 +54,7 @@ void step_before_entry(struct vcpu *v);
 void step_on_exit(struct vcpu *v);
 /* A #DB exit: true when it was the stepping's own (counted), false when it belongs to the guest. */
 bool step_handle_db(struct vcpu *v, uint64_t qual);
+/* True while the guest sits on the instruction after a stepped STI: interrupts wait. */
+bool step_sti_shadow(struct vcpu *v);
 
 #endif

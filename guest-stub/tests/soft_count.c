@@ -11,6 +11,7 @@
 #include "guest-stub/tests/soft_guest.h"
 #include "include/perfvisor/hypercall.h"
 #include "include/perfvisor/pmu.h"
+#include "include/x86/apic.h"
 #include "include/x86/pmu_msr.h"
 #include "include/x86/rflags.h"
 
@@ -19,6 +20,15 @@
 /* The counters measured here: 0 and 1 may be the paravirtual a-mode ones (pv=1). */
 #define CTR_INSNS		2
 #define CTR_BRANCHES		3
+
+#define STR_(x)		#x
+#define STR(x)		STR_(x)
+
+/* The xAPIC's EOI register (identity-mapped by rt/start.S) and the self-IPI's vector. */
+#define APIC_EOI_ADDR		0xFEE000B0
+#define IPI_VECTOR		0x41
+
+_Static_assert(APIC_EOI_ADDR == APIC_DEFAULT_BASE + APIC_EOI, "the EOI register");
 
 /* What the handlers below saw, and the far pointer of the far-jump case. */
 volatile uint64_t soft_frame_flags;
@@ -30,7 +40,7 @@ uint8_t soft_rep_src[2 << 20], soft_rep_dst[2 << 20];
  * Handlers, each a known number of instructions: they record the interrupted RFLAGS from the
  * frame (SDM Vol. 3A 6.14.2: RIP, CS, RFLAGS, RSP, SS; an error code below for #GP and #PF) and skip
  * the faulting instruction. #UD and #DE: 6 instructions; #GP and #PF: 7; #BP: 5; INT 0x40: 1
- * (IRET).
+ * (IRET); the self-IPI's: 5 (with the EOI).
  */
 __asm__(".text\n"
 	"soft_ud_entry:\n\t"
@@ -62,12 +72,19 @@ __asm__(".text\n"
 	"pop %rax\n\t"
 	"iretq\n"
 	"soft_int_entry:\n\t"
+	"iretq\n"
+	"soft_ipi_entry:\n\t"
+	"push %rax\n\t"
+	"mov $" STR(APIC_EOI_ADDR) ", %eax\n\t"
+	"movl $0, (%rax)\n\t"		/* EOI */
+	"pop %rax\n\t"
 	"iretq\n");
 void soft_ud_entry(void);
 void soft_de_entry(void);
 void soft_gp_entry(void);
 void soft_bp_entry(void);
 void soft_int_entry(void);
+void soft_ipi_entry(void);
 
 struct counts {
 	uint32_t insns, branches;
@@ -90,8 +107,6 @@ struct counts {
 			 : "=m"((c).insns), "=m"((c).branches)			\
 			 : : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11",	\
 			   "memory", "cc")
-#define STR_(x)		#x
-#define STR(x)		STR_(x)
 
 static bool pv_mode;
 static bool pv_resume(bool on);
@@ -260,6 +275,25 @@ static __attribute__((noinline)) void case_shadows(void)
 	frame_clean("PUSHF");
 }
 
+/*
+ * HLT retires like any instruction (SDM Vol. 3B 20.2.1.2; Vol. 2A HLT): a self-IPI sent with
+ * interrupts masked is pending, STI's shadow lets HLT start, and the interrupt ends the halt at
+ * once (SDM Vol. 3A 6.8.3: STI; HLT is the safe idiom). The handler's 5 (the EOI among them)
+ * count, IRETQ as a far branch; the interrupt's delivery is no instruction.
+ */
+static __attribute__((noinline)) void case_hlt(void)
+{
+	struct counts c;
+
+	*(volatile uint32_t *)(uintptr_t)(APIC_DEFAULT_BASE + APIC_SPIV) = APIC_SPIV_ENABLE | 0xFF;
+	*(volatile uint32_t *)(uintptr_t)(APIC_DEFAULT_BASE + APIC_ICR_LO) =
+		APIC_ICR_SELF | APIC_ICR_FIXED | IPI_VECTOR;
+	counting(true);
+	MEASURE(c, "sti\n\thlt\n\tcli");
+	counting(false);
+	judge("STI, HLT woken by a pending self-IPI, the handler's 5, CLI", c, 8, 1);
+}
+
 /* Far branches through memory: each one instruction, one (far) branch (SDM Vol. 3B table 20-1). */
 static __attribute__((noinline)) void case_far(void)
 {
@@ -372,6 +406,7 @@ int main(int argc, char **argv)
 	rt_idt_set_gate(13, soft_gp_entry, 0);
 	rt_idt_set_gate(14, soft_gp_entry, 0);
 	rt_idt_set_gate(0x40, soft_int_entry, 0);
+	rt_idt_set_gate(IPI_VECTOR, soft_ipi_entry, 0);
 	pv_mode = soft_arg(argc, argv, "pv", 0);
 	if (pv_mode)
 		report(soft_hypercall(HC_PMU_SETUP, (uintptr_t)pv_area, 1) == 0,
@@ -383,6 +418,7 @@ int main(int argc, char **argv)
 	case_faults();
 	case_traps();
 	case_shadows();
+	case_hlt();
 	case_far();
 	case_smc();
 	case_loop(turns);

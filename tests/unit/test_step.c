@@ -577,6 +577,38 @@ static void test_mov_ss(void)
 	      "the trap after MOV SS and the NOP: two instructions told");
 }
 
+/*
+ * STI with IF clear: interrupts wait until the next instruction has run (SDM Vol. 2B STI), and
+ * the VMCS shows no blocking once STI's trap exited (Bochs): the stepper holds the shadow.
+ */
+static void test_sti_shadow(void)
+{
+	static const uint8_t sti[] = { 0xfb, 0x90, 0x90, 0x90 };	/* sti; nop; nop; nop */
+
+	reset(sti, sizeof(sti));
+	vmcs[VMCS_GUEST_RFLAGS] = 0x2;
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(tf() && vcpu.step.insn.sti, "STI stepped, known as STI");
+	vmcs[VMCS_GUEST_RFLAGS] |= RFLAGS_IF;
+	check(single_step_to(CODE + 1) && retired == 1 && step_sti_shadow(&vcpu),
+	      "its trap: STI told, the NOP after it in its shadow");
+	step_before_entry(&vcpu);
+	check(tf() && !vcpu.step.block_on, "no block starts in the shadow: the NOP is stepped");
+	vmcs[VMCS_GUEST_RIP] = CODE + 1;
+	step_on_exit(&vcpu);
+	check(step_sti_shadow(&vcpu), "an exit before the NOP ran (HLT's own) keeps the shadow");
+	step_before_entry(&vcpu);
+	check(single_step_to(CODE + 2) && retired == 2 && !step_sti_shadow(&vcpu),
+	      "the NOP retired: the shadow is over");
+
+	reset(sti, sizeof(sti));
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(single_step_to(CODE + 1) && !step_sti_shadow(&vcpu),
+	      "STI with IF already set: no shadow");
+}
+
 /* A loop's block is entered with RF so its own start does not fire (SDM Vol. 3A 18.3.1.1). */
 static void test_loop_block(void)
 {
@@ -641,6 +673,7 @@ int main(void)
 	test_no_block();
 	test_rep();
 	test_mov_ss();
+	test_sti_shadow();
 	test_loop_block();
 	test_pv_guard();
 	return unit_summary();
