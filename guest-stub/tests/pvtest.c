@@ -515,8 +515,10 @@ static __attribute__((noinline)) int measure(struct papi_eventset *set, uint64_t
 
 /*
  * PAPI_TOT_INS (i-mode) read twice around workload(n), n iterations of a 4-instruction loop,
- * while the thread runs: the second read less the first. The reads' and the call's own
- * instructions are the same at any n, so n and 2n differ by exactly the 4n of the extra work.
+ * while the thread runs: the second read less the first. Each read's value is the kernel's at
+ * its system call, so what lies between is the first read's return, the call and the second
+ * read up to its system call: no retry loop, the same instructions at any n however the thread
+ * is switched or moved meanwhile, so n and 2n differ by exactly the 4n of the extra work.
  */
 static __attribute__((noinline)) long long read_around(struct papi_eventset *set, uint64_t n)
 {
