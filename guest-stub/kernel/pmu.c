@@ -212,15 +212,27 @@ static int64_t iresume(struct kthread *k)
 	return resume(k, cpu);
 }
 
-/* A suspension and a resume, as at a switch: ivalues are the i-mode counters' values now. */
-static int64_t iread(struct kthread *k)
+/*
+ * A suspension and a resume, as at a switch; then every value as of that suspension: a-mode
+ * ones and the TSC are Sum_thread, i-mode ones ivalues and the notifications (the resume told
+ * the thread of the overflows the suspension found). They are copied out here because the
+ * thread's next switch moves ivalues on: loaded by the thread after the call, they could be
+ * from a switch after it (pvtest p).
+ */
+static int64_t iread(struct kthread *k, uint64_t values[PV_NVALUES])
 {
+	struct kpmu_thread *t = k->pmu;
 	unsigned cpu = this_cpu()->id;
+	int64_t ret = 0;
 
-	if (!k->pmu->running)
-		return 0;
-	suspend(k, cpu);
-	return resume(k, cpu);
+	if (t->running) {
+		suspend(k, cpu);
+		ret = resume(k, cpu);
+	}
+	for (unsigned i = 0; i < PV_NVALUES; i++)
+		values[i] = t->control.imode_mask >> i & 1 ? kpmu_ievents(t, i) :
+			    t->counts.mask >> i & 1 ? t->counts.sum[i] : 0;
+	return ret;
 }
 
 static int64_t probe(struct kpmu_probe *p)
@@ -264,7 +276,7 @@ static int64_t on_syscall(uint64_t op, uint64_t arg, uint64_t unused)
 	case KPMU_STOP:
 		return stop(k);
 	case KPMU_IREAD:
-		return iread(k);
+		return iread(k, (uint64_t *)(uintptr_t)arg);
 	default:
 		return -KPMU_EINVAL;
 	}

@@ -15,7 +15,7 @@ enum kpmu_op {
 	KPMU_IRESUME,	/* () -> 0: i-mode counters start a new period from their reset values */
 	KPMU_STOP,	/* () -> 0: counting stops; the values stay readable */
 	KPMU_PROBE,	/* (struct kpmu_probe *) -> 0: VM exits and driver hypercalls so far */
-	KPMU_IREAD,	/* () -> 0: ivalues brought up to now; the i-mode counters go on */
+	KPMU_IREAD,	/* (uint64_t [PV_NVALUES]) -> 0: every value as of this call; counting goes on */
 };
 
 #define KPMU_EINVAL	22
@@ -62,6 +62,18 @@ struct kpmu_stats {
 	uint64_t overflow_irqs;	/* overflow interrupts taken */
 	uint64_t stale_irqs;	/* of which the running thread had no overflow: it came late */
 };
+
+/*
+ * Events of i-mode counter i up to t's last suspension: each notification is one period, ireset
+ * up to the wrap (48 bits, SDM Vol. 3B 20.2.6); the saved value is the rest.
+ */
+static inline uint64_t kpmu_ievents(const struct kpmu_thread *t, unsigned i)
+{
+	const uint64_t width_mask = (1ull << 48) - 1;
+	uint64_t reset = t->control.ireset[i];
+
+	return t->notified[i] * ((width_mask - reset) + 1) + ((t->ivalues[i] - reset) & width_mask);
+}
 
 /* Phys as the kernel and the thread itself sample it: the instructions themselves. */
 static inline uint64_t kpmu_rdpmc(void *ctx, uint32_t index)

@@ -78,36 +78,49 @@ static void dispatch(struct papi_eventset *set)
 	}
 }
 
-static void values_of(const struct papi_eventset *set, long long *values)
+/* The set's events from the values of its counters (v[k] for event k). */
+static void store(const struct papi_eventset *set, const uint64_t *v, long long *values)
 {
-	uint64_t v[PV_NVALUES];
-
-	pvc_read(set->self, v);
 	for (unsigned k = 0; k < set->count; k++)
-		values[k] = (long long)(set->control.imode_mask >> k & 1 ?
-					pvc_ievents(set->self, k) : v[k]);
+		values[k] = (long long)v[k];
 }
 
 int papi_read(struct papi_eventset *set, long long *values)
 {
+	uint64_t v[PV_NVALUES];
+
 	if (!set->running)
 		return PAPI_EINVAL;
-	/* i-mode values are the kernel's, current after a system call; a-mode ones are read directly. */
-	if (set->control.imode_mask && pvc_iread() < 0)
-		return PAPI_ESYS;
+	/*
+	 * i-mode values are the kernel's: one system call gives every value as of that call. A
+	 * set without them is read directly, with no system call.
+	 */
+	if (set->control.imode_mask) {
+		if (pvc_iread(v) < 0)
+			return PAPI_ESYS;
+	} else {
+		pvc_read(set->self, v);
+	}
 	dispatch(set);
-	values_of(set, values);
+	store(set, v, values);
 	return PAPI_OK;
 }
 
 int papi_stop(struct papi_eventset *set, long long *values)
 {
+	uint64_t v[PV_NVALUES];
+
 	if (!set->running)
 		return PAPI_EINVAL;
 	if (pvc_stop() < 0)
 		return PAPI_ESYS;
 	set->running = false;
 	dispatch(set);
-	values_of(set, values);
+	/* Stopped, the thread's values stay as the stop left them. */
+	pvc_read(set->self, v);
+	for (unsigned k = 0; k < set->count; k++)
+		if (set->control.imode_mask >> k & 1)
+			v[k] = pvc_ievents(set->self, k);
+	store(set, v, values);
 	return PAPI_OK;
 }

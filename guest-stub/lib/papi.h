@@ -51,7 +51,10 @@ int papi_overflow(struct papi_eventset *set, int event, uint64_t threshold,
 
 int papi_start(struct papi_eventset *set);
 
-/* values[k] for the set's k-th event; sampled events as of the thread's last suspension. */
+/*
+ * values[k] for the set's k-th event. With a sampled event, one system call: every value as of
+ * that call. Without, a direct read with no system call.
+ */
 int papi_read(struct papi_eventset *set, long long *values);
 
 int papi_stop(struct papi_eventset *set, long long *values);

@@ -2,8 +2,6 @@
 #include "guest-stub/kernel/user.h"
 #include "guest-stub/lib/pvc.h"
 
-#define WIDTH_MASK	((1ull << 48) - 1)
-
 static long pmu_call(enum kpmu_op op, const void *arg)
 {
 	return syscall3(SYS_PMU, op, (long)(uintptr_t)arg, 0);
@@ -26,9 +24,9 @@ int pvc_iresume(void)
 	return (int)pmu_call(KPMU_IRESUME, NULL);
 }
 
-int pvc_iread(void)
+int pvc_iread(uint64_t values[PV_NVALUES])
 {
-	return (int)pmu_call(KPMU_IREAD, NULL);
+	return (int)pmu_call(KPMU_IREAD, values);
 }
 
 int pvc_stop(void)
@@ -54,11 +52,7 @@ void pvc_read(const struct kpmu_thread *self, uint64_t values[PV_NVALUES])
 		values[i] = self->counts.mask >> i & 1 ? self->counts.sum[i] : 0;
 }
 
-/* Each notification is one period, ireset up to the wrap; the saved value is the rest. */
 uint64_t pvc_ievents(const struct kpmu_thread *self, unsigned i)
 {
-	uint64_t reset = self->control.ireset[i];
-
-	return self->notified[i] * ((WIDTH_MASK - reset) + 1) +
-	       ((self->ivalues[i] - reset) & WIDTH_MASK);
+	return kpmu_ievents(self, i);
 }

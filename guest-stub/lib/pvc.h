@@ -53,11 +53,18 @@ static inline uint64_t pvc_read_one(const struct kpmu_thread *self, unsigned i)
 	return pv_read_one(&self->counts, self->areas, i, &ops);
 }
 
-/* Events of i-mode counter i up to its last suspension: exact after pvc_stop() or pvc_iread(). */
+/*
+ * Events of i-mode counter i up to its last suspension: exact after pvc_stop(). While counting,
+ * any switch is a suspension: pvc_iread() is the read of a known instant.
+ */
 uint64_t pvc_ievents(const struct kpmu_thread *self, unsigned i);
 
-/* Brings what pvc_ievents() reads up to now while counting goes on (a system call). */
-int pvc_iread(void);
+/*
+ * Every value as of this system call, counting going on: a-mode counters and the TSC as
+ * pvc_read() gives them, i-mode ones as pvc_ievents(), all from the one instant; 0 or a
+ * negative error.
+ */
+int pvc_iread(uint64_t values[PV_NVALUES]);
 
 /* i-mode counters start a new period from their reset values. */
 int pvc_iresume(void);

@@ -480,16 +480,44 @@ static void on_sample(struct papi_eventset *set, int event, uint64_t address)
 	s->nowhere += !address;
 }
 
+/*
+ * The live reads' set, and its handler: it reads the counters itself, a suspension after the
+ * read's own system call and before papi_read() returns, which must not move that read's value.
+ */
+struct live {
+	struct papi_eventset set;	/* first: the handler gets it back */
+	uint64_t calls;
+	int err;
+};
+
+static void on_live(struct papi_eventset *set, int event, uint64_t address)
+{
+	struct live *l = (struct live *)set;
+	uint64_t v[PV_NVALUES];
+
+	(void)event;
+	(void)address;
+	l->calls++;
+	l->err |= pvc_iread(v) < 0;
+}
+
 struct papi_run {
 	uint64_t n;
 	int err;
 	uint32_t tid, vcpu;
 	long long counted[3], sampled[2], live[2];
+	uint64_t live_calls;
 	struct sampled s;
 };
 
-/* An i-mode period no window here reaches: no notification, so no handler, between two reads. */
-#define PAPI_LIVE_THRESHOLD	(1ull << 40)
+/*
+ * The live reads' period, 3n: from the start, workload(n) spans about 4n and workload(2n) the
+ * next 8n, so the overflows at 3n, 6n, 9n and 12n fall inside them as long as the reads' own
+ * instructions (a few hundred) stay under 2n; none among the reads, whose handler calls would
+ * then be inside a measured span. Four by the stop, which comes before 15n.
+ */
+#define PAPI_LIVE_PERIODS	3
+#define PAPI_LIVE_OVERFLOWS	4
 
 static __attribute__((noinline)) void workload(uint64_t n)
 {
@@ -515,8 +543,10 @@ static __attribute__((noinline)) int measure(struct papi_eventset *set, uint64_t
 
 /*
  * PAPI_TOT_INS (i-mode) read twice around workload(n), n iterations of a 4-instruction loop,
- * while the thread runs: the second read less the first. The reads' and the call's own
- * instructions are the same at any n, so n and 2n differ by exactly the 4n of the extra work.
+ * while the thread runs: the second read less the first. Each read's value is the kernel's at
+ * its system call, so what lies between is the first read's return, the call and the second
+ * read up to its system call: no retry loop, the same instructions at any n however the thread
+ * is switched or moved meanwhile, so n and 2n differ by exactly the 4n of the extra work.
  */
 static __attribute__((noinline)) long long read_around(struct papi_eventset *set, uint64_t n)
 {
@@ -532,15 +562,17 @@ static __attribute__((noinline)) long long read_around(struct papi_eventset *set
 
 static int papi_live(struct papi_run *p)
 {
-	struct papi_eventset set;
+	static struct live l;
 	long long end[1];
 
-	if (papi_create_eventset(&set) || papi_add_event(&set, PAPI_TOT_INS) ||
-	    papi_overflow(&set, PAPI_TOT_INS, PAPI_LIVE_THRESHOLD, on_sample) || papi_start(&set))
+	if (papi_create_eventset(&l.set) || papi_add_event(&l.set, PAPI_TOT_INS) ||
+	    papi_overflow(&l.set, PAPI_TOT_INS, PAPI_LIVE_PERIODS * p->n, on_live) ||
+	    papi_start(&l.set))
 		return 1;
-	p->live[0] = read_around(&set, p->n);
-	p->live[1] = read_around(&set, 2 * p->n);
-	return papi_stop(&set, end);
+	p->live[0] = read_around(&l.set, p->n);
+	p->live[1] = read_around(&l.set, 2 * p->n);
+	p->live_calls = l.calls;
+	return papi_stop(&l.set, end) || l.err;
 }
 
 static int papi_user(void *arg)
@@ -580,10 +612,12 @@ static void test_papi(uint64_t n)
 	       "p: PAPI_TOT_INS %lld and PAPI_BR_INS %lld, the same counted and sampled",
 	       p.counted[0], p.counted[1]);
 	/* The loop: nop, nop, dec, jnz per iteration (4n more at 2n than at n). */
-	report(!p.err && p.live[0] >= 4 * (long long)n && p.live[1] - p.live[0] == 4 * (long long)n,
+	report(!p.err && p.live[0] >= 4 * (long long)n && p.live[1] - p.live[0] == 4 * (long long)n &&
+	       p.live_calls == PAPI_LIVE_OVERFLOWS,
 	       "p: PAPI_read of an i-mode PAPI_TOT_INS is current while the thread runs: %lld "
-	       "around n, %lld around 2n, %lld apart (want %llu)", p.live[0], p.live[1],
-	       p.live[1] - p.live[0], (unsigned long long)(4 * n));
+	       "around n, %lld around 2n, %lld apart (want %llu); %llu handler calls that read "
+	       "again (want %u)", p.live[0], p.live[1], p.live[1] - p.live[0],
+	       (unsigned long long)(4 * n), (unsigned long long)p.live_calls, PAPI_LIVE_OVERFLOWS);
 	report(!p.err && (long long)p.s.calls == want && !p.s.nowhere,
 	       "p: papi_overflow every %u instructions: %llu handler calls, each with its address",
 	       PAPI_THRESHOLD, (unsigned long long)p.s.calls);
