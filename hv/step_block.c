@@ -1,4 +1,6 @@
 /* Basic blocks for the soft PMU's stepper: straight-line guest code it lets run to a breakpoint. */
+#include <stddef.h>
+
 #include "hv/step_block.h"
 
 /*
@@ -260,7 +262,7 @@ static uint32_t gpr_writes(unsigned map, uint8_t op, uint16_t f, uint8_t modrm, 
  * write memory, so the block ends after it (a store could change the code that follows);
  * *stack: bytes it pops off the stack (POP r), or -1 when it may change RSP otherwise (any
  * register operand numbered 4, whatever REX makes of it: a RET after it is left to the stepper);
- * *regs: the general registers it may write (gpr_writes()).
+ * *regs, unless regs is NULL: the general registers it may write (gpr_writes()).
  */
 static unsigned plain_len(const uint8_t *b, unsigned avail, enum insn_mode mode, bool *writes,
 			  int *stack, uint32_t *regs)
@@ -349,7 +351,8 @@ static unsigned plain_len(const uint8_t *b, unsigned avail, enum insn_mode mode,
 	if (pos > avail)
 		return 0;
 	*writes = (f & P_WRITE) || (write_rm && (modrm >> 6) != 3);
-	*regs = gpr_writes(map, op, f, modrm, rex);
+	if (regs)
+		*regs = gpr_writes(map, op, f, modrm, rex);
 	*stack = 0;
 	if (map == 1 && op >= 0x58 && op <= 0x5f)
 		*stack = (op & 7) == 4 && !rex_b ? -1 : osize == 2 ? 2 : mode == INSN_MODE_64 ? 8 : 4;
@@ -421,25 +424,40 @@ static bool dec_reg(const uint8_t *b, enum insn_mode mode, uint8_t *r, uint8_t *
 	return b[0] == 0xff && (b[1] & 0xf8) == 0xc8;
 }
 
+/* The registers instructions [from, to) of block b may write (bytes: the block's code). */
+static uint32_t block_writes(const uint8_t *bytes, enum insn_mode mode, const struct step_block *b,
+			     unsigned from, unsigned to)
+{
+	uint32_t all = 0, regs;
+	bool writes;
+	int stack;
+
+	for (unsigned i = from; i < to; i++) {
+		plain_len(bytes + b->off[i], b->off[i + 1] - b->off[i], mode, &writes, &stack, &regs);
+		all |= regs;
+	}
+	return all;
+}
+
 /*
  * The block just decoded ends in a conditional branch back to its start: is it a counted loop?
  * LOOP (E2, no prefix: RCX, or ECX outside 64-bit mode) with no other instruction writing
- * RCX; or JNZ right after DEC r, with no other instruction writing r. `body` holds the
- * registers the instructions before the last plain one write, `last` the last one's.
+ * RCX; or JNZ right after DEC r, with no other instruction writing r. Only loops pay for
+ * finding out which registers their instructions write.
  */
-static void counted_loop(const uint8_t *bytes, enum insn_mode mode, uint32_t body, uint32_t last,
-			 struct step_block *b)
+static void counted_loop(const uint8_t *bytes, enum insn_mode mode, struct step_block *b)
 {
 	const uint8_t *br = bytes + b->off[b->n - 1];
 
 	if (br[0] == 0xe2) {
 		b->ctr = 1;
 		b->ctr_bits = mode == INSN_MODE_64 ? 64 : 32;
-		b->counted = !((body | last) & 1u << 1);
+		b->counted = !(block_writes(bytes, mode, b, 0, b->n - 1) & 1u << 1);
 	} else if ((br[0] == 0x75 || (br[0] == 0x0f && br[1] == 0x85)) && b->n >= 2) {
-		b->dec_jnz = true;
 		b->counted = dec_reg(bytes + b->off[b->n - 2], mode, &b->ctr, &b->ctr_bits) &&
-			     b->ctr != 4 && !(body & 1u << b->ctr);
+			     b->ctr != 4 &&
+			     !(block_writes(bytes, mode, b, 0, b->n - 2) & 1u << b->ctr);
+		b->dec_jnz = b->counted;
 	}
 }
 
@@ -448,7 +466,6 @@ unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enu
 {
 	unsigned pos = 0, l, popped = 0;
 	bool writes = false, rsp_known = true;
-	uint32_t regs = 0, body = 0, last = 0;
 	int stack;
 
 	b->start = rip;
@@ -465,7 +482,7 @@ unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enu
 		int64_t rel[2];
 		unsigned nt;
 
-		l = plain_len(bytes + pos, len - pos, mode, &writes, &stack, &regs);
+		l = plain_len(bytes + pos, len - pos, mode, &writes, &stack, NULL);
 		if (!l && mode == INSN_MODE_64 && rsp_known && (l = near_ret(bytes + pos, len - pos))) {
 			/* Its target is on the stack, which no instruction before it wrote. */
 			b->ret = true;
@@ -499,12 +516,10 @@ unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enu
 			b->branch = true;
 			b->off[++b->n] = (uint16_t)(pos + l);
 			if (nt == 2 && b->target[1] == rip && b->target[0] != rip)
-				counted_loop(bytes, mode, body, last, b);
+				counted_loop(bytes, mode, b);
 			return b->n;
 		}
 		pos += l;
-		body |= last;
-		last = regs;
 		b->off[++b->n] = (uint16_t)pos;
 		if (stack < 0)
 			rsp_known = false;
