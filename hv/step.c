@@ -182,7 +182,12 @@ static bool start_block(struct vcpu *v)
 	if (s->block.ret && !ret_target(v, &s->block))
 		return false;
 	if (s->block.branch) {
-		for (unsigned t = 0; t < s->block.ntargets; t++) {
+		/* A counted loop run whole leaves only by its fall-through, target 0. */
+		unsigned nt = s->block.counted &&
+			      step_block_whole(&s->block, v->gpr[s->block.ctr], room,
+					       pmu_step_branch_room(v, cpl)) ? 1 : s->block.ntargets;
+
+		for (unsigned t = 0; t < nt; t++) {
 			if (!arm(v, s->block.target[t] + cs_base, STEP_BP_BLOCK)) {
 				disarm_breakpoint(v);
 				return false;
@@ -210,14 +215,15 @@ static void end_block(struct vcpu *v)
 	struct vcpu_step *s = &v->step;
 	uint64_t rip = vmread(VMCS_GUEST_RIP);
 	bool rf = vmread(VMCS_GUEST_RFLAGS) & RFLAGS_RF;
-	unsigned insns, branches;
+	uint64_t insns, branches;
 
 	s->block_on = false;
-	if (!step_block_retired(&s->block, rip, rf, &insns, &branches) && !s->block_lost_said) {
+	if (!step_block_retired(&s->block, rip, rf, v->gpr[s->block.ctr], &insns, &branches) &&
+	    !s->block_lost_said) {
 		s->block_lost_said = true;
 		pr_warn("[%s] vcpu %u: soft PMU: exit at rip %lx, inside no instruction of the "
-			"block at %lx: counted %u\n", v->dom->cfg.name, v->id, rip, s->block.start,
-			insns);
+			"block at %lx: counted %llu\n", v->dom->cfg.name, v->id, rip, s->block.start,
+			(unsigned long long)insns);
 	}
 	s->blocks++;
 	s->block_insns += insns;

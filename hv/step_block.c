@@ -1,4 +1,6 @@
 /* Basic blocks for the soft PMU's stepper: straight-line guest code it lets run to a breakpoint. */
+#include <stddef.h>
+
 #include "hv/step_block.h"
 
 /*
@@ -170,18 +172,105 @@ static bool reg_in_opcode(unsigned map, uint8_t op)
 			  (op >= 0xb0 && op <= 0xbf) : op >= 0xc8;
 }
 
+#define ALL_GPRS	0xFFFFu
+
+/* Register r as a bit; without REX, byte registers 4-7 are AH, CH, DH, BH (SDM Vol. 2A 2.1.5). */
+static uint32_t gpr_bit(unsigned r, bool byte, unsigned rex)
+{
+	return 1u << (byte && !rex && r >= 4 ? r - 4 : r);
+}
+
+/*
+ * The general registers a plain instruction may write (bit r: register r), for counted loops;
+ * all of them where the table below does not say. SDM Vol. 2D appendix A for the operands.
+ */
+static uint32_t gpr_writes(unsigned map, uint8_t op, uint16_t f, uint8_t modrm, unsigned rex)
+{
+	unsigned reg = ((modrm >> 3) & 7) | (rex & 4) << 1, rm = (modrm & 7) | (rex & 1) << 3;
+	unsigned opreg = (op & 7) | (rex & 1) << 3;
+	bool direct = (modrm >> 6) == 3, byte = !(op & 1);
+	uint32_t to_rm = direct ? gpr_bit(rm, byte, rex) : 0;
+
+	if (f & P_SSE)
+		return ALL_GPRS;
+	if (map == 2) {
+		switch (op) {
+		case 0x1f: case 0xa3: case 0xae:		/* NOP, BT, fences */
+			return 0;
+		case 0x40 ... 0x4f: case 0xaf: case 0xb6: case 0xb7: case 0xbe: case 0xbf:
+			return 1u << reg;			/* CMOVcc, IMUL, MOVZX, MOVSX */
+		case 0x90 ... 0x9f:				/* SETcc */
+			return direct ? gpr_bit(rm, true, rex) : 0;
+		case 0xa4: case 0xa5: case 0xab: case 0xac: case 0xad: case 0xb3: case 0xbb:
+			return direct ? 1u << rm : 0;		/* SHLD, SHRD, BTS, BTR, BTC */
+		case 0xba:					/* /4 BT reads */
+			return ((modrm >> 3) & 7) == 4 || !direct ? 0 : 1u << rm;
+		case 0xc8 ... 0xcf:				/* BSWAP */
+			return 1u << opreg;
+		default:
+			return ALL_GPRS;
+		}
+	}
+	if (op < 0x40 && (op & 7) <= 5) {		/* ADD..CMP: CMP (38-3D) only reads */
+		if (op >= 0x38)
+			return 0;
+		return (op & 7) >= 4 ? 1u : (op & 7) >= 2 ? gpr_bit(reg, byte, rex) : to_rm;
+	}
+	switch (op) {
+	case 0x40 ... 0x4f:				/* INC, DEC (outside 64-bit mode) */
+		return 1u << (op & 7);
+	case 0x50 ... 0x57: case 0x68: case 0x6a:	/* PUSH */
+		return 1u << 4;
+	case 0x58 ... 0x5f:				/* POP */
+		return 1u << 4 | 1u << opreg;
+	case 0x63: case 0x69: case 0x6b: case 0x8b: case 0x8d:
+		return 1u << reg;			/* MOVSXD, IMUL, MOV, LEA */
+	case 0x8a:
+		return gpr_bit(reg, true, rex);
+	case 0x80: case 0x81: case 0x83:		/* /7 CMP reads */
+		return ((modrm >> 3) & 7) == 7 ? 0 : direct ? gpr_bit(rm, op == 0x80, rex) : 0;
+	case 0x84: case 0x85: case 0xa2: case 0xa3: case 0xa8: case 0xa9:	/* TEST, stores */
+	case 0xf5: case 0xf8: case 0xf9: case 0xfc: case 0xfd:			/* flags */
+		return 0;
+	case 0x86: case 0x87: case 0x88: case 0x89:	/* XCHG (both), MOV */
+		return to_rm | (op <= 0x87 ? gpr_bit(reg, byte, rex) : 0);
+	case 0x90:					/* NOP; with REX.B XCHG R8, RAX */
+		return rex & 1 ? 1u | 1u << 8 : 0;
+	case 0x91 ... 0x97:				/* XCHG r, RAX */
+		return 1u | 1u << opreg;
+	case 0x98: case 0xa0: case 0xa1:		/* CBW, MOV AL/eAX, moffs */
+		return 1u;
+	case 0x99:					/* CWD: rDX */
+		return 1u << 2;
+	case 0xb0 ... 0xb7:
+		return gpr_bit(opreg, true, rex);
+	case 0xb8 ... 0xbf:
+		return 1u << opreg;
+	case 0xc0: case 0xc1: case 0xc6: case 0xc7: case 0xd0 ... 0xd3:	/* shifts, MOV imm */
+		return to_rm;
+	case 0xf6: case 0xf7:				/* TEST, NOT, NEG; MUL..IDIV: rAX, rDX */
+		return ((modrm >> 3) & 7) <= 1 ? 0 : ((modrm >> 3) & 7) <= 3 ? to_rm : 1u | 1u << 2;
+	case 0xfe: case 0xff:				/* INC, DEC; FF /6 PUSH */
+		return ((modrm >> 3) & 7) == 6 ? 1u << 4 : to_rm;
+	default:					/* string instructions */
+		return ALL_GPRS;
+	}
+}
+
 /*
  * The length of the plain instruction at b (0: not one a block may hold); *writes: it may
  * write memory, so the block ends after it (a store could change the code that follows);
  * *stack: bytes it pops off the stack (POP r), or -1 when it may change RSP otherwise (any
- * register operand numbered 4, whatever REX makes of it: a RET after it is left to the stepper).
+ * register operand numbered 4, whatever REX makes of it: a RET after it is left to the stepper);
+ * *regs, unless regs is NULL: the general registers it may write (gpr_writes()).
  */
 static unsigned plain_len(const uint8_t *b, unsigned avail, enum insn_mode mode, bool *writes,
-			  int *stack)
+			  int *stack, uint32_t *regs)
 {
 	unsigned pos = 0, map = 1, osize = mode == INSN_MODE_16 ? 2 : 4;
 	unsigned asize = mode == INSN_MODE_64 ? 8 : mode == INSN_MODE_32 ? 4 : 2;
 	bool rep = false, rex_w = false, rex_b = false, write_rm;
+	unsigned rex = 0;
 	uint16_t f;
 	uint8_t op, modrm = 0;
 
@@ -203,6 +292,7 @@ static unsigned plain_len(const uint8_t *b, unsigned avail, enum insn_mode mode,
 	}
 	/* REX must come last (SDM Vol. 2A 2.2.1); W makes operands 64-bit. */
 	if (mode == INSN_MODE_64 && (op & 0xf0) == 0x40) {
+		rex = op;
 		rex_w = op & 8;
 		rex_b = op & 1;
 		if (++pos >= avail)
@@ -261,6 +351,8 @@ static unsigned plain_len(const uint8_t *b, unsigned avail, enum insn_mode mode,
 	if (pos > avail)
 		return 0;
 	*writes = (f & P_WRITE) || (write_rm && (modrm >> 6) != 3);
+	if (regs)
+		*regs = gpr_writes(map, op, f, modrm, rex);
 	*stack = 0;
 	if (map == 1 && op >= 0x58 && op <= 0x5f)
 		*stack = (op & 7) == 4 && !rex_b ? -1 : osize == 2 ? 2 : mode == INSN_MODE_64 ? 8 : 4;
@@ -309,6 +401,66 @@ static unsigned near_ret(const uint8_t *b, unsigned avail)
 	return avail >= 3 && b[0] == 0xc2 ? 3 : 0;
 }
 
+/* DEC r (FF /1 with a register; 48+r outside 64-bit mode) at b: true, with r and its width. */
+static bool dec_reg(const uint8_t *b, enum insn_mode mode, uint8_t *r, uint8_t *bits)
+{
+	unsigned rex = 0;
+
+	*bits = 32;
+	if (*b == 0x66) {
+		*bits = 16;
+		b++;
+	}
+	if (mode == INSN_MODE_64 && (*b & 0xf0) == 0x40) {
+		rex = *b++;
+		if (rex & 8)
+			*bits = 64;
+	}
+	if (mode != INSN_MODE_64 && *b >= 0x48 && *b <= 0x4f) {
+		*r = *b & 7;
+		return true;
+	}
+	*r = (b[1] & 7) | (rex & 1) << 3;
+	return b[0] == 0xff && (b[1] & 0xf8) == 0xc8;
+}
+
+/* The registers instructions [from, to) of block b may write (bytes: the block's code). */
+static uint32_t block_writes(const uint8_t *bytes, enum insn_mode mode, const struct step_block *b,
+			     unsigned from, unsigned to)
+{
+	uint32_t all = 0, regs;
+	bool writes;
+	int stack;
+
+	for (unsigned i = from; i < to; i++) {
+		plain_len(bytes + b->off[i], b->off[i + 1] - b->off[i], mode, &writes, &stack, &regs);
+		all |= regs;
+	}
+	return all;
+}
+
+/*
+ * The block just decoded ends in a conditional branch back to its start: is it a counted loop?
+ * LOOP (E2, no prefix: RCX, or ECX outside 64-bit mode) with no other instruction writing
+ * RCX; or JNZ right after DEC r, with no other instruction writing r. Only loops pay for
+ * finding out which registers their instructions write.
+ */
+static void counted_loop(const uint8_t *bytes, enum insn_mode mode, struct step_block *b)
+{
+	const uint8_t *br = bytes + b->off[b->n - 1];
+
+	if (br[0] == 0xe2) {
+		b->ctr = 1;
+		b->ctr_bits = mode == INSN_MODE_64 ? 64 : 32;
+		b->counted = !(block_writes(bytes, mode, b, 0, b->n - 1) & 1u << 1);
+	} else if ((br[0] == 0x75 || (br[0] == 0x0f && br[1] == 0x85)) && b->n >= 2) {
+		b->counted = dec_reg(bytes + b->off[b->n - 2], mode, &b->ctr, &b->ctr_bits) &&
+			     b->ctr != 4 &&
+			     !(block_writes(bytes, mode, b, 0, b->n - 2) & 1u << b->ctr);
+		b->dec_jnz = b->counted;
+	}
+}
+
 unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enum insn_mode mode,
 			   unsigned max, struct step_block *b)
 {
@@ -322,6 +474,7 @@ unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enu
 	b->loops = false;
 	b->ret = false;
 	b->ntargets = 0;
+	b->counted = b->dec_jnz = b->whole = false;
 	b->off[0] = 0;
 	if (max > BLOCK_MAX)
 		max = BLOCK_MAX;
@@ -329,7 +482,7 @@ unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enu
 		int64_t rel[2];
 		unsigned nt;
 
-		l = plain_len(bytes + pos, len - pos, mode, &writes, &stack);
+		l = plain_len(bytes + pos, len - pos, mode, &writes, &stack, NULL);
 		if (!l && mode == INSN_MODE_64 && rsp_known && (l = near_ret(bytes + pos, len - pos))) {
 			/* Its target is on the stack, which no instruction before it wrote. */
 			b->ret = true;
@@ -362,6 +515,8 @@ unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enu
 			b->ntargets = nt;
 			b->branch = true;
 			b->off[++b->n] = (uint16_t)(pos + l);
+			if (nt == 2 && b->target[1] == rip && b->target[0] != rip)
+				counted_loop(bytes, mode, b);
 			return b->n;
 		}
 		pos += l;
@@ -389,13 +544,55 @@ bool step_block_ret_target(struct step_block *b, uint64_t to)
 	return true;
 }
 
-bool step_block_retired(const struct step_block *b, uint64_t rip, bool rf, unsigned *insns,
-			unsigned *branches)
+bool step_block_whole(struct step_block *b, uint64_t ctr, uint64_t insn_room, uint64_t branch_room)
+{
+	uint64_t mask = b->ctr_bits == 64 ? ~0ull : (1ull << b->ctr_bits) - 1, turns = ctr & mask;
+
+	/* Turns: LOOP and DEC;JNZ leave at 0, after as many turns as r held (0: 2^bits). */
+	b->whole = b->counted && turns >= 2 && turns <= branch_room && turns <= insn_room / b->n;
+	b->ctr_entry = ctr & mask;
+	return b->whole;
+}
+
+/* A whole loop stopped at rip: the turns r counted, and the instructions of the one under way. */
+static bool whole_retired(const struct step_block *b, uint64_t rip, uint64_t ctr, uint64_t *insns,
+			  uint64_t *branches)
+{
+	uint64_t mask = b->ctr_bits == 64 ? ~0ull : (1ull << b->ctr_bits) - 1;
+	uint64_t done = (b->ctr_entry - ctr) & mask;
+	unsigned i;
+
+	if (done > b->ctr_entry)
+		return false;
+	if (rip == b->target[0]) {
+		*insns = done * b->n;
+		*branches = done;
+		return done == b->ctr_entry;
+	}
+	for (i = 0; i < b->n && rip != b->start + b->off[i]; i++)
+		;
+	if (i == b->n)
+		return false;
+	/* At the JNZ, this turn's DEC has retired: r counts the turn under way too. */
+	if (b->dec_jnz && i == b->n - 1) {
+		if (!done)
+			return false;
+		done--;
+	}
+	*insns = done * b->n + i;
+	*branches = done;
+	return true;
+}
+
+bool step_block_retired(const struct step_block *b, uint64_t rip, bool rf, uint64_t ctr,
+			uint64_t *insns, uint64_t *branches)
 {
 	unsigned straight = b->branch ? b->n - 1 : b->n;
 
 	*branches = 0;
 	*insns = 0;
+	if (b->whole)
+		return whole_retired(b, rip, ctr, insns, branches);
 	/*
 	 * Entered with RF set (a looping block), RF still set at its start: no instruction
 	 * completed, which would have cleared it (SDM Vol. 3A 18.3.1.1). A fault there after a

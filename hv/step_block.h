@@ -31,6 +31,17 @@ struct step_block {
 	unsigned ret_pop;	/* at RSP + ret_pop at the block's start (64-bit mode) */
 	unsigned ntargets;	/* 1 (JMP, CALL) or 2 (conditional: fall-through, taken) */
 	uint64_t target[2];
+	/*
+	 * A counted loop: the block is a whole turn that ends in LOOP, or in DEC r then JNZ, back
+	 * to its start, and no other instruction of it writes r. Its turns are then told by r,
+	 * so the stepper may let all of them run to the fall-through (step_block_whole()).
+	 */
+	bool counted;
+	bool dec_jnz;		/* DEC r; JNZ (else LOOP) */
+	uint8_t ctr;		/* r: register number (SDM Vol. 2A table 2-2), 0-15 */
+	uint8_t ctr_bits;	/* 16, 32 or 64: the width DEC or LOOP counts in */
+	bool whole;		/* running all its turns, from r = ctr_entry */
+	uint64_t ctr_entry;
 };
 
 /*
@@ -48,11 +59,20 @@ unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enu
 bool step_block_ret_target(struct step_block *b, uint64_t to);
 
 /*
- * The block stopped with the guest at rip, RFLAGS.RF = rf: how many of its instructions
- * retired (*branches: how many of those were branches). Returns false when rip is no place
- * the block can stop at (then *insns is how many start below rip).
+ * A counted loop entered with its register at ctr: true (and b->whole set) when all its turns
+ * may run as one block, which they may when there are at least two and they fit the room
+ * before the next overflow of an instructions counter (insn_room) and of a branches counter
+ * (branch_room: one branch a turn).
  */
-bool step_block_retired(const struct step_block *b, uint64_t rip, bool rf, unsigned *insns,
-			unsigned *branches);
+bool step_block_whole(struct step_block *b, uint64_t ctr, uint64_t insn_room, uint64_t branch_room);
+
+/*
+ * The block stopped with the guest at rip, RFLAGS.RF = rf and, for a whole loop, its register
+ * at ctr: how many of its instructions retired (*branches: how many of those were branches).
+ * Returns false when rip is no place the block can stop at (then *insns is how many start
+ * below rip).
+ */
+bool step_block_retired(const struct step_block *b, uint64_t rip, bool rf, uint64_t ctr,
+			uint64_t *insns, uint64_t *branches);
 
 #endif

@@ -24,9 +24,11 @@ struct pmu_backend_ops {
 	/* A guest instruction retired at cpl (insn NULL: emulated by the hypervisor). */
 	void (*retired)(struct vcpu *v, const struct soft_insn *insn, unsigned cpl);
 	/* A block of n guest instructions retired at cpl, `branches` of them branches (soft). */
-	void (*retired_block)(struct vcpu *v, uint64_t n, unsigned branches, unsigned cpl);
+	void (*retired_block)(struct vcpu *v, uint64_t n, uint64_t branches, unsigned cpl);
 	/* Instructions that may retire at cpl unseen before the stepper must see one (soft). */
 	uint64_t (*step_room)(struct vcpu *v, unsigned cpl);
+	/* Branches likewise (soft): bounds a counted loop run whole. */
+	uint64_t (*step_branch_room)(struct vcpu *v, unsigned cpl);
 	/* A host counter overflow interrupt while v ran. */
 	void (*host_pmi)(struct vcpu *v);
 	/* Per-PCPU hardware set-up. */

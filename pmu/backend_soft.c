@@ -136,7 +136,7 @@ static void soft_switch_out(struct vcpu *v)
 	account_hv_time(v, vcpu_pmu_state(v)->entry_cpl);
 }
 
-static void soft_retired_block(struct vcpu *v, uint64_t n, unsigned branches, unsigned cpl)
+static void soft_retired_block(struct vcpu *v, uint64_t n, uint64_t branches, unsigned cpl)
 {
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 	uint64_t pmi;
@@ -162,12 +162,18 @@ static void soft_retired(struct vcpu *v, const struct soft_insn *insn, unsigned 
 /*
  * How far the stepper may let the guest run unseen: up to the next overflow of an instructions
  * counter (the block is cut there, so the PMI comes after exactly that instruction; a block
- * holds one branch at most, at its end, so branch counters need no cut). Paravirtual a-mode
- * counters never overflow; their page is shut while a block runs (pmu_pv_guard()).
+ * holds one branch at most, at its end, so branch counters need no cut, but a counted loop
+ * run whole holds one a turn). Paravirtual a-mode counters never overflow; their page is shut
+ * while a block runs (pmu_pv_guard()).
  */
 static uint64_t soft_step_room(struct vcpu *v, unsigned cpl)
 {
 	return vpmu_until_overflow(&vcpu_pmu_state(v)->vpmu, VPMU_EV_INSTRUCTIONS, cpl);
+}
+
+static uint64_t soft_step_branch_room(struct vcpu *v, unsigned cpl)
+{
+	return vpmu_until_overflow(&vcpu_pmu_state(v)->vpmu, VPMU_EV_BRANCHES, cpl);
 }
 
 const struct pmu_backend_ops pmu_soft_ops = {
@@ -181,4 +187,5 @@ const struct pmu_backend_ops pmu_soft_ops = {
 	.retired = soft_retired,
 	.retired_block = soft_retired_block,
 	.step_room = soft_step_room,
+	.step_branch_room = soft_step_branch_room,
 };

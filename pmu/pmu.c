@@ -207,7 +207,7 @@ void pmu_retired(struct vcpu *v, const struct soft_insn *insn, unsigned cpl)
 		ops->retired(v, insn, cpl);
 }
 
-void pmu_retired_block(struct vcpu *v, uint64_t n, unsigned branches, unsigned cpl)
+void pmu_retired_block(struct vcpu *v, uint64_t n, uint64_t branches, unsigned cpl)
 {
 	if (ops && ops->retired_block)
 		ops->retired_block(v, n, branches, cpl);
@@ -216,6 +216,11 @@ void pmu_retired_block(struct vcpu *v, uint64_t n, unsigned branches, unsigned c
 uint64_t pmu_step_room(struct vcpu *v, unsigned cpl)
 {
 	return ops && ops->step_room ? ops->step_room(v, cpl) : 0;
+}
+
+uint64_t pmu_step_branch_room(struct vcpu *v, unsigned cpl)
+{
+	return ops && ops->step_branch_room ? ops->step_branch_room(v, cpl) : 0;
 }
 
 void pmu_host_pmi(struct vcpu *v)

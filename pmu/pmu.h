@@ -96,10 +96,12 @@ void pmu_switch_in(struct vcpu *v);
 void pmu_switch_out(struct vcpu *v);
 /* One guest instruction retired at cpl: stepped (insn classified) or emulated (insn NULL). */
 void pmu_retired(struct vcpu *v, const struct soft_insn *insn, unsigned cpl);
-/* A block of n guest instructions retired at cpl, the last `branches` (0 or 1) of them branches. */
-void pmu_retired_block(struct vcpu *v, uint64_t n, unsigned branches, unsigned cpl);
+/* A block of n guest instructions retired at cpl, `branches` of them branches. */
+void pmu_retired_block(struct vcpu *v, uint64_t n, uint64_t branches, unsigned cpl);
 /* Guest instructions that may retire at cpl before the stepper must see one (0: each one). */
 uint64_t pmu_step_room(struct vcpu *v, unsigned cpl);
+/* Guest branches that may retire at cpl before the stepper must see one (a whole loop's turns). */
+uint64_t pmu_step_branch_room(struct vcpu *v, unsigned cpl);
 /*
  * The VCPU's paravirtual page shows soft a-mode counts that every guest instruction moves, and
  * guests read it without an exit: the stepper runs a block only while the page is unreadable.

@@ -300,8 +300,14 @@ def figures():
         (5, "thread-switch-skip", "2 thread switches, resume skipped", "tick", None,
          pv("thread-switch-skip", yields + ", same control: skipped")),
         (6, "soft-step", "soft PMU: hypervisor per step", "tick", ("<=", 150),
-         guest_figure("exits", "soft-step", "ring 0; #DB exit, handling, entry per stepped "
-                      "instruction (nop, nop, dec, jnz)")),
+         guest_figure("exits", "soft-step", "ring 0; per counted instruction of a loop of 4 "
+                      "(nop, nop, sub, jnz) run a turn a block: its exit at the breakpoint, "
+                      "counting, the next block's decoding, entry")),
+        (6, "soft-loop", "soft PMU: counted loop, 39992 insns", "tick", None,
+         guest_figure("exits", "soft-loop", "ring 0; ticks of a loop of 4 (nop, nop, dec, "
+                      "jnz) of 10000 turns less one of 2 turns, counted from RSI and run whole: "
+                      "39992 instructions and the hypervisor's work on them (stepped: 40000 "
+                      "times soft-step)")),
         (6, "soft-exits-per-insn", "soft PMU: exits per counted insn (seed)", "x",
          ("<=", 0.25), soft_exits),
     ]

@@ -30,7 +30,7 @@ static uint8_t ram[0x10000];
 static unsigned cpl;
 static enum insn_mode mode;
 static uint64_t cr0;
-static uint64_t room = ~0ull;
+static uint64_t room = ~0ull, branch_room = ~0ull;
 static unsigned guest_free_slots = 0xF;	/* the DR slots the guest's DR7 leaves off */
 
 /* What the stepper told the PMU and the debug registers. */
@@ -94,6 +94,13 @@ uint64_t pmu_step_room(struct vcpu *v, unsigned c)
 	return room;
 }
 
+uint64_t pmu_step_branch_room(struct vcpu *v, unsigned c)
+{
+	(void)v;
+	(void)c;
+	return branch_room;
+}
+
 void pmu_retired(struct vcpu *v, const struct soft_insn *insn, unsigned c)
 {
 	(void)v;
@@ -106,7 +113,7 @@ void pmu_retired(struct vcpu *v, const struct soft_insn *insn, unsigned c)
 	last_insn = *insn;
 }
 
-void pmu_retired_block(struct vcpu *v, uint64_t n, unsigned branches, unsigned c)
+void pmu_retired_block(struct vcpu *v, uint64_t n, uint64_t branches, unsigned c)
 {
 	(void)v;
 	(void)c;
@@ -177,7 +184,7 @@ static void reset(const uint8_t *code, size_t len)
 	cpl = 0;
 	mode = INSN_MODE_64;
 	cr0 = 1;	/* PE: IDT gates, not the real-mode IVT */
-	room = ~0ull;
+	room = branch_room = ~0ull;
 	guest_free_slots = 0xF;
 	retired = retired_null = blocks_told = warned = 0;
 	block_n = block_branches = 0;
@@ -630,6 +637,26 @@ static void test_loop_block(void)
 	step_on_exit(&vcpu);
 	check(blocks_told == 1 && block_n == 2 && block_branches == 1,
 	      "back at its start with RF clear: one whole turn, 2 instructions, 1 branch");
+
+	/* EAX = 1000: a counted loop, all its turns one block, left by the fall-through. */
+	reset(loop, sizeof(loop));
+	vcpu.gpr[GPR_RAX] = 1000;
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(vcpu.step.block_on && vcpu.step.bp_slots == 1 && slot_la[0] == CODE + 4,
+	      "DEC %%EAX; JNE with EAX 1000: one breakpoint, at the fall-through");
+	vmcs[VMCS_GUEST_RIP] = CODE + 2;
+	vcpu.gpr[GPR_RAX] = 400;
+	step_on_exit(&vcpu);
+	check(blocks_told == 1 && block_n == 1199 && block_branches == 599,
+	      "an interrupt at the JNE with EAX 400: 599 turns and this turn's DEC, 1199");
+	reset(loop, sizeof(loop));
+	vcpu.gpr[GPR_RAX] = 1000;
+	branch_room = 999;
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(vcpu.step.block_on && vcpu.step.bp_slots == 3,
+	      "a branches counter overflowing at turn 999: one turn a block");
 }
 
 /* An a-mode counter of instructions: a block runs only when the guard shut the page. */

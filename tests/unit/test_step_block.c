@@ -227,13 +227,14 @@ static void test_lengths(void)
 		const struct enc *e = &encs[i];
 		bool writes;
 		int stack;
-		unsigned got = plain_len(e->bytes, e->len, e->mode, &writes, &stack);
+		uint32_t regs;
+		unsigned got = plain_len(e->bytes, e->len, e->mode, &writes, &stack, &regs);
 
 		check(got == e->plain_len, "%s (mode %d): length %u (want %u)", e->text, e->mode,
 		      got, e->plain_len);
 		/* One byte short: never a length past what was fetched. */
 		if (e->plain_len)
-			check(!plain_len(e->bytes, e->len - 1, e->mode, &writes, &stack),
+			check(!plain_len(e->bytes, e->len - 1, e->mode, &writes, &stack, &regs),
 			      "%s: truncated, not plain", e->text);
 	}
 }
@@ -278,8 +279,9 @@ static void test_writes(void)
 
 		memcpy(b, w[i].bytes, w[i].n);
 		int stack;
+		uint32_t regs;
 
-		plain_len(b, sizeof(b), INSN_MODE_64, &writes, &stack);
+		plain_len(b, sizeof(b), INSN_MODE_64, &writes, &stack, &regs);
 		/* A3 with its 8-byte address is 9 bytes: the row above is cut to say it is plain. */
 		if (w[i].bytes[0] == 0xa3)
 			continue;
@@ -290,9 +292,10 @@ static void test_writes(void)
 		static const uint8_t mov_moffs[] = { 0xa3, 1, 2, 3, 4, 5, 6, 7, 8 };
 		bool writes = false;
 		int stack;
+		uint32_t regs;
 
-		check(plain_len(mov_moffs, sizeof(mov_moffs), INSN_MODE_64, &writes, &stack) == 9 &&
-		      writes,
+		check(plain_len(mov_moffs, sizeof(mov_moffs), INSN_MODE_64, &writes, &stack,
+				&regs) == 9 && writes,
 		      "movabs %%eax,moffs64: 9 bytes, writes memory");
 	}
 }
@@ -305,24 +308,24 @@ static const uint8_t loop4[] = { 0x31, 0xc0, 0x83, 0xc1, 0x01, 0xff, 0xca, 0x75,
 static void test_loop_block(void)
 {
 	struct step_block b;
-	unsigned insns, br;
+	uint64_t insns, br;
 
 	check(step_block_decode(loop4, sizeof(loop4), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 4 &&
 	      b.branch && b.loops && b.ntargets == 2 && b.target[0] == RIP + 9 &&
 	      b.target[1] == RIP && b.off[1] == 2 && b.off[2] == 5 && b.off[3] == 7 &&
 	      b.off[4] == 9, "a loop of 4: one block, branch to its start and past it");
-	check(step_block_retired(&b, RIP, false, &insns, &br) && insns == 4 && br == 1,
+	check(step_block_retired(&b, RIP, false, 0, &insns, &br) && insns == 4 && br == 1,
 	      "back at the start with RF clear: a whole turn (4, 1 branch)");
-	check(step_block_retired(&b, RIP, true, &insns, &br) && insns == 0 && br == 0,
+	check(step_block_retired(&b, RIP, true, 0, &insns, &br) && insns == 0 && br == 0,
 	      "at the start with RF still set: nothing completed");
-	check(step_block_retired(&b, RIP + 9, false, &insns, &br) && insns == 4 && br == 1,
+	check(step_block_retired(&b, RIP + 9, false, 0, &insns, &br) && insns == 4 && br == 1,
 	      "out of the loop: 4, 1 branch");
 	/* An interrupt in the middle of the block (an exit at an instruction boundary). */
-	check(step_block_retired(&b, RIP + 5, false, &insns, &br) && insns == 2 && br == 0,
+	check(step_block_retired(&b, RIP + 5, false, 0, &insns, &br) && insns == 2 && br == 0,
 	      "an interrupt before the DEC: 2 retired");
-	check(step_block_retired(&b, RIP + 7, false, &insns, &br) && insns == 3 && br == 0,
+	check(step_block_retired(&b, RIP + 7, false, 0, &insns, &br) && insns == 3 && br == 0,
 	      "an interrupt before the JNE: 3 retired, no branch");
-	check(!step_block_retired(&b, RIP + 6, false, &insns, &br) && insns == 3,
+	check(!step_block_retired(&b, RIP + 6, false, 0, &insns, &br) && insns == 3,
 	      "inside an instruction: not a place a block stops at");
 	check(step_block_decode(loop4, sizeof(loop4), RIP, INSN_MODE_64, 2, &b) == 2 && !b.branch &&
 	      b.off[2] == 5, "a counter 2 from overflowing cuts the block after 2");
@@ -335,14 +338,14 @@ static void test_branch_first(void)
 	static const uint8_t jmp_self[] = { 0xeb, 0xfe };
 	static const uint8_t call[] = { 0xe8, 0x00, 0x01, 0x00, 0x00 };
 	struct step_block b;
-	unsigned insns, br;
+	uint64_t insns, br;
 
 	check(step_block_decode(jmp_fwd, sizeof(jmp_fwd), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 1 &&
 	      b.branch && b.ntargets == 1 && b.target[0] == RIP + 0x12,
 	      "a JMP as the first instruction: a block of that one branch");
-	check(step_block_retired(&b, RIP + 0x12, false, &insns, &br) && insns == 1 && br == 1,
+	check(step_block_retired(&b, RIP + 0x12, false, 0, &insns, &br) && insns == 1 && br == 1,
 	      "at its target: 1 retired, a branch");
-	check(step_block_retired(&b, RIP, false, &insns, &br) && insns == 0,
+	check(step_block_retired(&b, RIP, false, 0, &insns, &br) && insns == 0,
 	      "still at it: nothing retired");
 	check(step_block_decode(ret, sizeof(ret), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 1 &&
 	      b.ret && b.ret_pop == 0, "RET first: a block of one, its target at RSP");
@@ -393,11 +396,11 @@ static void test_across_pages(void)
 	/* mov $0x12345678,%ecx at 0xffd..0x1001, then nop; jmp back to the start */
 	static const uint8_t code[] = { 0xb9, 0x78, 0x56, 0x34, 0x12, 0x90, 0xeb, 0xf8 };
 	struct step_block b;
-	unsigned insns, br;
+	uint64_t insns, br;
 
 	check(step_block_decode(code, sizeof(code), 0x400ffd, INSN_MODE_64, BLOCK_MAX, &b) == 3 &&
 	      b.loops && b.off[1] == 5 && b.off[2] == 6, "a block over a page boundary");
-	check(step_block_retired(&b, 0x401002, false, &insns, &br) && insns == 1,
+	check(step_block_retired(&b, 0x401002, false, 0, &insns, &br) && insns == 1,
 	      "an exit on the second page: 1 retired");
 }
 
@@ -415,13 +418,13 @@ static void test_ret(void)
 	/* xor %eax,%eax; repz ret */
 	static const uint8_t repz_ret[] = { 0x31, 0xc0, 0xf3, 0xc3 };
 	struct step_block b;
-	unsigned insns, br;
+	uint64_t insns, br;
 
 	check(step_block_decode(pops_ret, sizeof(pops_ret), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 3 &&
 	      b.ret && b.ret_pop == 16 && b.branch && b.ntargets == 1 && b.off[3] == 4,
 	      "POP, POP r12, RET: the return address 16 bytes up the stack");
 	check(step_block_ret_target(&b, 0x500000) && b.target[0] == 0x500000 && !b.loops &&
-	      step_block_retired(&b, 0x500000, false, &insns, &br) && insns == 3 && br == 1,
+	      step_block_retired(&b, 0x500000, false, 0, &insns, &br) && insns == 3 && br == 1,
 	      "at the return address: 3 retired, 1 branch");
 	check(!step_block_ret_target(&b, RIP + 1) && b.n == 2 && !b.branch,
 	      "a return into the block: the RET is left to the stepper");
@@ -437,6 +440,114 @@ static void test_ret(void)
 	      "32-bit code: RET stepped");
 }
 
+/*
+ * kvm-unit-tests' pmu.c loop: mov (%rax),%rdx; add $64,%rax; 7 NOPs; loop back. LOOP counts
+ * RCX down, which nothing else writes: 10 instructions a turn, RCX turns (SDM Vol. 2A LOOP).
+ */
+static const uint8_t loop_pmu[] = { 0x48, 0x8b, 0x10, 0x48, 0x83, 0xc0, 0x40, 0x90, 0x90, 0x90,
+				    0x90, 0x90, 0x90, 0x90, 0xe2, 0xf0 };
+
+static void test_counted_loop(void)
+{
+	struct step_block b;
+	uint64_t insns, br;
+
+	check(step_block_decode(loop_pmu, sizeof(loop_pmu), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 10 &&
+	      b.counted && !b.dec_jnz && b.ctr == 1 && b.ctr_bits == 64 && b.target[1] == RIP,
+	      "LOOP with RCX untouched: a counted loop of 10 on RCX");
+	check(!step_block_whole(&b, 1, ~0ull, ~0ull), "one turn: not run whole");
+	check(!step_block_whole(&b, 1000, 9999, ~0ull),
+	      "1000 turns of 10 past an instructions counter's overflow in 9999: not whole");
+	check(!step_block_whole(&b, 1000, ~0ull, 999),
+	      "1000 turns past a branches counter's overflow in 999: not whole");
+	check(step_block_whole(&b, 1000, 10000, 1000) && b.whole && b.ctr_entry == 1000,
+	      "1000 turns, overflows exactly at the end: whole");
+	check(step_block_retired(&b, RIP + 16, false, 0, &insns, &br) && insns == 10000 &&
+	      br == 1000, "left at the fall-through with RCX 0: 10000, 1000 branches");
+	check(!step_block_retired(&b, RIP + 16, false, 5, &insns, &br),
+	      "at the fall-through with RCX not 0: no place it can stop");
+	check(step_block_retired(&b, RIP, true, 600, &insns, &br) && insns == 4000 && br == 400,
+	      "an interrupt at the start with RCX 600: 400 turns, whatever RF says");
+	check(step_block_retired(&b, RIP + 7, false, 600, &insns, &br) && insns == 4002 &&
+	      br == 400, "an interrupt at the first NOP with RCX 600: 400 turns and 2");
+	check(step_block_retired(&b, RIP + 14, false, 1, &insns, &br) && insns == 9999 &&
+	      br == 999, "at the last LOOP, RCX 1: 999 turns and 9");
+	check(!step_block_retired(&b, RIP + 15, false, 1, &insns, &br),
+	      "inside the LOOP: no place it can stop");
+	check(step_block_whole(&b, 0x100000003ull, ~0ull, ~0ull) && b.ctr_entry == 0x100000003ull,
+	      "LOOP in 64-bit mode counts all of RCX");
+	check(step_block_whole(&b, 0x100000003ull, ~0ull, ~0ull) &&
+	      step_block_retired(&b, RIP + 16, false, 0, &insns, &br) &&
+	      insns == 42949672990ull && br == 0x100000003ull, "2^32 + 3 turns: 10 times that");
+}
+
+/* a loop of 4 (loop4) is DEC %EDX; JNZ: counted on EDX, 32 bits. */
+static void test_dec_jnz(void)
+{
+	/* mov (%rsi),%eax; dec %rdx; jne back: DEC of 64 bits; in 32-bit code dec %ecx is 49. */
+	static const uint8_t dec64[] = { 0x8b, 0x06, 0x48, 0xff, 0xca, 0x75, 0xf9 };
+	static const uint8_t dec32[] = { 0x8b, 0x06, 0x49, 0x75, 0xfb };
+	static const uint8_t dec16[] = { 0x66, 0xff, 0xc9, 0x75, 0xfb };
+	struct step_block b;
+	uint64_t insns, br;
+
+	check(step_block_decode(loop4, sizeof(loop4), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 4 &&
+	      b.counted && b.dec_jnz && b.ctr == 2 && b.ctr_bits == 32,
+	      "XOR; ADD; DEC %%EDX; JNZ: counted on EDX");
+	check(step_block_whole(&b, 0xFFFFFFFF00000005ull, ~0ull, ~0ull) && b.ctr_entry == 5,
+	      "DEC of 32 bits: the turns are the low 32 bits (5)");
+	check(step_block_retired(&b, RIP + 7, false, 2, &insns, &br) && insns == 11 && br == 2,
+	      "at the JNZ with EDX 2: this turn's DEC retired: 2 turns and 3");
+	check(step_block_retired(&b, RIP + 5, false, 2, &insns, &br) && insns == 14 && br == 3,
+	      "at the DEC with EDX 2: 3 turns and 2");
+	check(step_block_retired(&b, RIP + 9, false, 0, &insns, &br) && insns == 20 && br == 5,
+	      "out: 5 turns");
+	check(!step_block_retired(&b, RIP + 7, false, 5, &insns, &br),
+	      "at the JNZ with EDX as it entered: impossible");
+	check(step_block_decode(dec64, sizeof(dec64), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 3 &&
+	      b.counted && b.ctr == 2 && b.ctr_bits == 64, "DEC %%RDX: 64 bits");
+	check(step_block_decode(dec32, sizeof(dec32), RIP, INSN_MODE_32, BLOCK_MAX, &b) == 3 &&
+	      b.counted && b.ctr == 1 && b.ctr_bits == 32, "32-bit code, DEC %%ECX (49)");
+	check(step_block_decode(dec16, sizeof(dec16), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 2 &&
+	      b.counted && b.ctr == 1 && b.ctr_bits == 16 &&
+	      step_block_whole(&b, 0x30002, ~0ull, ~0ull) && b.ctr_entry == 2,
+	      "DEC %%CX: 16 bits");
+}
+
+/* Loops that are not counted: their turns are not what the register says, or it is not known. */
+static void test_not_counted(void)
+{
+	static const struct {
+		const char *text;
+		uint8_t bytes[16];
+		unsigned len;
+	} no[] = {
+		{ "mov %rax,%rcx; loop", { 0x48, 0x89, 0xc1, 0xe2, 0xfb }, 5 },
+		{ "mov $0,%cl; loop (CL is RCX's)", { 0xb1, 0x00, 0xe2, 0xfc }, 4 },
+		{ "mov $0,%ch; loop (CH without REX)", { 0xb5, 0x00, 0xe2, 0xfc }, 4 },
+		{ "lea 1(%rax),%rcx; loop", { 0x48, 0x8d, 0x48, 0x01, 0xe2, 0xfa }, 6 },
+		{ "lodsb; loop (a string instruction)", { 0xac, 0xe2, 0xfd }, 3 },
+		{ "rdtsc; loop", { 0x0f, 0x31, 0xe2, 0xfc }, 4 },
+		{ "nop; loope (ZF decides too)", { 0x90, 0xe1, 0xfd }, 3 },
+		{ "dec %edx; nop; jnz (flags of NOP's neighbour)", { 0xff, 0xca, 0x90, 0x75, 0xfb }, 5 },
+		{ "add %ebx,%edx; dec %edx; jnz", { 0x01, 0xda, 0xff, 0xca, 0x75, 0xfa }, 6 },
+		{ "dec %edx; jz (leaves at non-zero)", { 0xff, 0xca, 0x74, 0xfc }, 4 },
+		{ "sub $1,%edx; jnz (not DEC)", { 0x83, 0xea, 0x01, 0x75, 0xfb }, 5 },
+		{ "xchg %ecx,%eax; loop", { 0x91, 0xe2, 0xfd }, 3 },
+		{ "dec %rsp; jnz", { 0x48, 0xff, 0xcc, 0x75, 0xfb }, 5 },
+		{ "movd %xmm0,%ecx; loop (SSE: not known)", { 0x66, 0x0f, 0x7e, 0xc1, 0xe2, 0xfa }, 6 },
+	};
+	static const uint8_t ch_rex[] = { 0x40, 0xb5, 0x00, 0xe2, 0xfb };	/* mov $0,%bpl */
+	struct step_block b;
+
+	for (unsigned i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		check(step_block_decode(no[i].bytes, no[i].len, RIP, INSN_MODE_64, BLOCK_MAX, &b) &&
+		      b.branch && !b.counted && !step_block_whole(&b, 100, ~0ull, ~0ull),
+		      "%s: a block, not counted", no[i].text);
+	check(step_block_decode(ch_rex, sizeof(ch_rex), RIP, INSN_MODE_64, BLOCK_MAX, &b) &&
+	      b.counted, "mov $0,%%bpl (REX: register 5 is BPL, not CH); loop: counted");
+}
+
 int main(void)
 {
 	test_lengths();
@@ -447,5 +558,8 @@ int main(void)
 	test_block_ends();
 	test_across_pages();
 	test_ret();
+	test_counted_loop();
+	test_dec_jnz();
+	test_not_counted();
 	return unit_summary();
 }
