@@ -530,6 +530,27 @@ static __attribute__((noinline)) long long read_around(struct papi_eventset *set
 	return b[0] - a[0];
 }
 
+/*
+ * The fewest of LIVE_TRIES: a read whose a-mode values a VCPU switch interrupted reads them
+ * again (pv_read()), and the instructions of the pass taken again land in the count.
+ */
+#define LIVE_TRIES	3
+
+static long long least_around(struct papi_eventset *set, uint64_t n)
+{
+	long long least = -1;
+
+	for (unsigned i = 0; i < LIVE_TRIES; i++) {
+		long long got = read_around(set, n);
+
+		if (got < 0)
+			return -1;
+		if (least < 0 || got < least)
+			least = got;
+	}
+	return least;
+}
+
 static int papi_live(struct papi_run *p)
 {
 	struct papi_eventset set;
@@ -538,8 +559,8 @@ static int papi_live(struct papi_run *p)
 	if (papi_create_eventset(&set) || papi_add_event(&set, PAPI_TOT_INS) ||
 	    papi_overflow(&set, PAPI_TOT_INS, PAPI_LIVE_THRESHOLD, on_sample) || papi_start(&set))
 		return 1;
-	p->live[0] = read_around(&set, p->n);
-	p->live[1] = read_around(&set, 2 * p->n);
+	p->live[0] = least_around(&set, p->n);
+	p->live[1] = least_around(&set, 2 * p->n);
 	return papi_stop(&set, end);
 }
 
