@@ -8,8 +8,8 @@
 /*
  * The instructions of an entry and an exit that the stamps leave out: the CPU's delivery of the
  * vector, the stub's two pushes and JMP and intr_common's four pushes before the stamp; the four
- * pops, ADD and IRETQ after it. The validation suite charges each unstamped entry this many
- * (tests/validate/run.py: UNSTAMPED), so keep the two in step.
+ * pops, ADD and IRETQ after it. The validation suite charges every entry for that many
+ * (tests/validate/run.py reads this line).
  */
 #define KSTAMP_UNSTAMPED	14
 

@@ -436,16 +436,22 @@ def add_baselines(rows):
 
 
 # Of each kernel entry and exit, the instructions entry.S's TSC stamps leave out (the CPU's
-# delivery, six stub instructions before the entry's stamp, six after the exit's:
-# guest-stub/kernel/stamp.h KSTAMP_UNSTAMPED). The guest kernel's window_kernel_tsc misses them.
-UNSTAMPED = 14
+# delivery, seven stub instructions before the entry's stamp, six after the exit's), which the
+# guest kernel's window_kernel_tsc misses: KSTAMP_UNSTAMPED, read from the kernel's header.
+STAMP_H = "guest-stub/kernel/stamp.h"
+
+
+def unstamped():
+    """KSTAMP_UNSTAMPED of stamp.h (run from the top of the tree)."""
+    with open(STAMP_H, encoding="utf-8") as f:
+        return int(re.search(r"^#define KSTAMP_UNSTAMPED\s+(\d+)", f.read(), re.M).group(1))
 
 
 def unstamped_cost(*domains):
     """A bound on what one kernel entry's unstamped instructions add to a window: each at most
     one VM exit and one guest instruction, at the runs' average costs (hypervisor ticks per exit,
     guest ticks per retired instruction; the larger of the domains given)."""
-    return UNSTAMPED * max((d.get("hv_ticks", 0) / max(d.get("exits", 0), 1)
+    return unstamped() * max((d.get("hv_ticks", 0) / max(d.get("exits", 0), 1)
                             + d.get("guest_ticks", 0) / max(d.get("retired", 0), 1))
                            for d in domains)
 
