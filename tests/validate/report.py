@@ -283,7 +283,7 @@ def time_section(rows, cases_rows):
             "the window, and of their number times each entry's unstamped instructions. The "
             "bound is per thread; the largest per case is shown (and the largest kernel-paths "
             "term), and a thread beyond its own fails the case.\n\n"
-            + md_table(["case", "event", "largest |error|", "largest bound",
+            + md_table(["case", "event", "largest error (either sign)", "largest bound",
                         "of which kernel paths", "all within"], lines))
 
 
