@@ -1,5 +1,7 @@
 /* Interrupt and system-call entry, the way back to a thread, and the thread switch itself. */
 
+#include "guest-stub/kernel/stamp.h"
+
 /*
  * One stub per vector 32..255 (devices, IPIs, system calls: none pushes an error code).
  * Each pushes a zero error code and its vector, then joins intr_common. kirq_stubs lists
@@ -29,12 +31,19 @@ kirq_stubs:
  * 64-bit mode, aligned the stack to 16 bytes before its pushes (SDM Vol. 3A, "64-Bit Mode
  * Stack Frame"): 7 + 15 words keep that alignment, which FXSAVE and the C ABI need.
  * Saving the FPU state here lets any kernel code use SSE and any thread be preempted.
+ * The TSC goes to the VCPU's struct kcpu as soon as RAX and RDX are saved, and again on the
+ * way out just before they are restored: the PMU driver charges the path in between to a
+ * counting thread's window (pmu.c; KSTAMP_UNSTAMPED counts what the stamps leave out).
  */
 intr_common:
 	pushq	%rax
 	pushq	%rbx
 	pushq	%rcx
 	pushq	%rdx
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rdx, %rax
+	movq	%rax, %gs:KCPU_ENTRY_TSC
 	pushq	%rsi
 	pushq	%rdi
 	pushq	%rbp
@@ -70,6 +79,10 @@ kintr_return:
 	popq	%rbp
 	popq	%rdi
 	popq	%rsi
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rdx, %rax
+	movq	%rax, %gs:KCPU_EXIT_TSC
 	popq	%rdx
 	popq	%rcx
 	popq	%rbx

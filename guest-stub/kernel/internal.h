@@ -3,9 +3,11 @@
 #define GUEST_STUB_KERNEL_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "guest-stub/kernel/kernel.h"
+#include "guest-stub/kernel/stamp.h"
 #include "guest-stub/rt/spinlock.h"
 
 /* GDT selectors (gdt.c). SEL_KCODE is the runtime's code selector too, so its gates hold. */
@@ -70,10 +72,18 @@ struct kthread {
 	struct kthread *next;	/* run-queue link */
 	struct kthread *joiner;	/* blocked in kthread_join() on this thread */
 	int exit_code;
+	/*
+	 * The PMU driver's charge of kernel paths to the thread's counting window (pmu.c): this
+	 * entry's TSC stamp if it came while counting, the sample of a resume in it, and from when
+	 * the way out of its last entry is charged.
+	 */
+	uint64_t trap_in, charge_from, resumed_at;
 };
 
 struct kcpu {
 	struct kcpu *self;	/* at offset 0, read through GS: this_cpu() */
+	uint64_t entry_tsc;	/* KCPU_ENTRY_TSC: entry.S's stamp of the last kernel entry */
+	uint64_t exit_tsc;	/* KCPU_EXIT_TSC: of the last return to a thread */
 	unsigned id;		/* VCPU index, also its local APIC ID */
 	struct kthread *current;
 	struct kthread *idle;	/* runs when the queue is empty; never queued */
@@ -83,6 +93,9 @@ struct kcpu {
 	volatile bool online;
 	struct tss64 tss;
 };
+
+_Static_assert(offsetof(struct kcpu, entry_tsc) == KCPU_ENTRY_TSC, "stamp.h");
+_Static_assert(offsetof(struct kcpu, exit_tsc) == KCPU_EXIT_TSC, "stamp.h");
 
 extern struct kcpu kcpus[KCPU_MAX];
 extern unsigned kcpu_count;
@@ -132,6 +145,9 @@ bool sched_init(bool migrate, uint64_t seed);
 void sched_run_idle(struct kcpu *c) __attribute__((noreturn));
 void sched_tick(void);
 void sched_switched(struct kthread *prev);
+/* kernel_trap()'s first and last calls: the hooks' trap_enter and trap_leave. */
+void kthread_trap_enter(void);
+void kthread_trap_leave(void);
 
 /* smpboot.c */
 unsigned smp_boot_aps(uint64_t cr3, uint64_t quantum);

@@ -63,11 +63,7 @@ static int64_t do_syscall(struct kframe *f)
 	}
 }
 
-/*
- * Called by entry.S for every vector from 32 up, with interrupts masked (interrupt gates).
- * A handler may switch threads: this frame is then resumed whenever its thread runs again.
- */
-void kernel_trap(struct kframe *f)
+static void dispatch(struct kframe *f)
 {
 	uint8_t vector = (uint8_t)f->vector;
 
@@ -84,4 +80,16 @@ void kernel_trap(struct kframe *f)
 		sched_tick();
 	else if (handlers[vector])
 		handlers[vector](vector);
+}
+
+/*
+ * Called by entry.S for every vector from 32 up, with interrupts masked (interrupt gates).
+ * A handler may switch threads: this frame is then resumed whenever its thread runs again,
+ * and the thread current at the end is the one the way out returns to.
+ */
+void kernel_trap(struct kframe *f)
+{
+	kthread_trap_enter();
+	dispatch(f);
+	kthread_trap_leave();
 }

@@ -54,11 +54,15 @@ unsigned kcpu_id(void);
 /*
  * The extension point for per-thread state (the PMU driver): called on every thread switch,
  * on the VCPU that switches, with interrupts masked: switch_out(prev) then switch_in(next),
- * just before next runs. NULL members and a NULL table (the default) do nothing.
+ * just before next runs. trap_enter(current) and trap_leave(current) bracket every interrupt and
+ * system call, with the current thread at that moment (it may differ at the two). NULL members
+ * and a NULL table (the default) do nothing.
  */
 struct kthread_hooks {
 	void (*switch_out)(struct kthread *prev);
 	void (*switch_in)(struct kthread *next);
+	void (*trap_enter)(struct kthread *current);
+	void (*trap_leave)(struct kthread *current);
 };
 
 void kthread_set_hooks(const struct kthread_hooks *hooks);

@@ -22,7 +22,11 @@ bool kpmu_inject_skip_by_size;
 static bool inject_early_start;
 struct kpmu_stats kpmu_cpu_stats[KCPU_MAX];
 static bool cpu_ready[KCPU_MAX];
-static const struct pv_read_ops ops = KPMU_READ_OPS;
+static uint64_t sample_rdtsc(void *ctx);
+/* Phys as the library reads it, but the TSC read keeps its value: sampled_tsc. */
+static const struct pv_read_ops ops = { kpmu_rdpmc, sample_rdtsc, NULL };
+/* Per VCPU: the TSC of the last sample, the instant a thread's window stopped or went on. */
+static uint64_t sampled_tsc[KCPU_MAX];
 
 const struct kpmu_stats *kpmu_stats(unsigned cpu)
 {
@@ -40,6 +44,15 @@ bool kpmu_set_skip(bool on)
 
 	kpmu_skip = on;
 	return was;
+}
+
+/* The last RDTSC of pv_sample() is the value it took: the TSC of its last pass. */
+static uint64_t sample_rdtsc(void *ctx)
+{
+	uint64_t tsc = kpmu_rdtsc(ctx);
+
+	sampled_tsc[this_cpu()->id] = tsc;
+	return tsc;
 }
 
 /* Where a user thread's user-mode state is while it is in the kernel: its first frame. */
@@ -89,6 +102,7 @@ static int64_t resume(struct kthread *k, unsigned cpu)
 	ret = backend->load(t, cpu);
 	if (!inject_early_start)
 		k->info.sample_retry_tsc += pv_thread_resume(&t->counts, areas, (int)cpu, &ops);
+	k->resumed_at = sampled_tsc[cpu];
 	return ret;
 }
 
@@ -98,6 +112,9 @@ static void suspend(struct kthread *k, unsigned cpu)
 	struct kpmu_thread *t = k->pmu;
 
 	k->info.sample_retry_tsc += pv_thread_suspend(&t->counts, areas, &ops);
+	if (k->trap_in)
+		k->info.window_kernel_tsc += sampled_tsc[cpu] - k->trap_in;
+	k->trap_in = 0;
 	t->pending = pv_pending_merge(t->pending, backend->unload(t, cpu));
 }
 
@@ -132,7 +149,42 @@ static void on_switch_in(struct kthread *next)
 		backend->load(NULL, cpu);
 }
 
-static const struct kthread_hooks hooks = { on_switch_out, on_switch_in };
+/*
+ * What the kernel's paths add to a counting thread's TSC window, so that the validation suite
+ * can tell two runs' windows apart by their kernel work (docs/validation.md). At an entry
+ * while counting: the way out of the thread's last entry is charged up to entry.S's stamp of
+ * it, and this entry's path runs from its stamp to the suspension's sample (suspend()) or, when
+ * nothing switches, to the way out. At the way out: from the resume's sample, or from this
+ * entry's stamp. The thread itself is in user mode between the two, so the VCPU's exit stamp
+ * at its next entry is its own.
+ */
+static void on_trap_enter(struct kthread *k)
+{
+	const struct kcpu *c = this_cpu();
+
+	if (!counting(k)) {
+		k->trap_in = 0;
+		return;
+	}
+	if (k->charge_from)
+		k->info.window_kernel_tsc += c->exit_tsc - k->charge_from;
+	k->charge_from = 0;
+	k->trap_in = c->entry_tsc;
+	k->info.window_entries++;
+}
+
+static void on_trap_leave(struct kthread *k)
+{
+	k->charge_from = 0;
+	if (counting(k))
+		k->charge_from = k->resumed_at ? k->resumed_at : k->trap_in;
+	k->resumed_at = 0;
+	k->trap_in = 0;
+}
+
+static const struct kthread_hooks hooks = {
+	on_switch_out, on_switch_in, on_trap_enter, on_trap_leave
+};
 
 static void on_overflow(uint8_t vector)
 {

@@ -54,6 +54,18 @@ static void kthread_switch_in(struct kthread *next)
 		hooks->switch_in(next);
 }
 
+void kthread_trap_enter(void)
+{
+	if (hooks && hooks->trap_enter)
+		hooks->trap_enter(this_cpu()->current);
+}
+
+void kthread_trap_leave(void)
+{
+	if (hooks && hooks->trap_leave)
+		hooks->trap_leave(this_cpu()->current);
+}
+
 /* Run queues: FIFO lists, each behind its own lock, taken with interrupts masked. */
 static void rq_push(struct kcpu *c, struct kthread *t)
 {

@@ -40,6 +40,13 @@ struct kthread_uinfo {
 	uint64_t ticks;		/* timer interrupts that found it running */
 	/* TSC ticks its counts' samples moved by retrying (a VCPU switch came mid-sample) */
 	uint64_t sample_retry_tsc;
+	/*
+	 * Kernel entries (interrupts, system calls) while its counters ran, and the TSC ticks their
+	 * paths added to its counting window: from entry.S's stamp to its suspension's sample, from
+	 * its resume's sample to the stamp on the way out (the whole path when nothing switched).
+	 */
+	uint64_t window_entries;
+	uint64_t window_kernel_tsc;
 };
 
 static inline long syscall3(long nr, long a, long b, long c)

@@ -44,7 +44,7 @@ static void count_out(struct kthread *t)
 		__atomic_fetch_add(&hook_out[tid], 1, __ATOMIC_RELAXED);
 }
 
-static const struct kthread_hooks counting_hooks = { count_out, count_in };
+static const struct kthread_hooks counting_hooks = { count_out, count_in, NULL, NULL };
 
 /*
  * The work: integer and floating-point sums whose registers a broken switch would corrupt.

@@ -23,6 +23,7 @@ enum { EXACT_EMPTY, EXACT_FULL, READ_EMPTY, READ_FULL, WINDOWS };
 struct mb_result {
 	uint64_t stop[WINDOWS][WL_NEVENTS];
 	uint64_t read[WINDOWS][WL_NEVENTS];
+	struct wl_kernel_work kernel[WINDOWS];	/* what the kernel's paths added to the window */
 };
 
 static struct wl_options opts;
@@ -31,37 +32,45 @@ static double bufs[WL_THREADS_MAX][BUF_DOUBLES];
 static struct mb_result results[WL_THREADS_MAX];
 
 /* Not inlined: every window runs the very same instructions around the call. */
-static __attribute__((noinline)) void window(struct wl_thread *self, uint64_t n, uint64_t *read,
-					     uint64_t *stop)
+static __attribute__((noinline)) void window(struct wl_thread *self, uint64_t n, unsigned w,
+					     bool direct)
 {
 	const struct wl_meter *m = opts.meter;
+	struct mb_result *r = &results[self->index];
+	struct wl_kernel_work before = wl_kernel_work();
 
 	m->start(&self->meter);
 	wl_mbench(bufs[self->index], BUF_DOUBLES - 1, n);
-	if (read)
-		m->read(&self->meter, read);
-	m->stop(&self->meter, stop);
+	if (direct)
+		m->read(&self->meter, r->read[w]);
+	m->stop(&self->meter, r->stop[w]);
+	r->kernel[w] = wl_kernel_work_since(before, wl_kernel_work());
 }
 
 static int worker(struct wl_thread *self)
 {
-	struct mb_result *r = &results[self->index];
-
-	window(self, 0, NULL, r->stop[EXACT_EMPTY]);
-	window(self, iterations, NULL, r->stop[EXACT_FULL]);
+	window(self, 0, EXACT_EMPTY, false);
+	window(self, iterations, EXACT_FULL, false);
 	if (opts.meter->read) {
-		window(self, 0, r->read[READ_EMPTY], r->stop[READ_EMPTY]);
-		window(self, iterations / 2, r->read[READ_FULL], r->stop[READ_FULL]);
+		window(self, 0, READ_EMPTY, true);
+		window(self, iterations / 2, READ_FULL, true);
 	}
 	return 0;
 }
 
-/* judged: an exact expectation the count must meet (or exceed, with vcpu accounting). */
+/*
+ * judged: an exact expectation the count must meet (or exceed, with vcpu accounting). Time
+ * values carry the kernel work of their windows (the full one's less the empty one's).
+ */
 static void emit(const struct wl_thread *th, const char *event, uint64_t got, uint64_t want,
 		 bool exact, bool judged, uint64_t raw)
 {
+	const struct mb_result *r = &results[th->index];
+
 	wl_emit(&opts, &(struct wl_value){ .workload = "mbench", .event = event, .thread = th,
-		.measured = got, .expected = want, .has_expected = exact, .raw = raw });
+		.measured = got, .expected = want, .has_expected = exact, .raw = raw,
+		.kernel = exact ? (struct wl_kernel_work){ 0, 0 } :
+		wl_kernel_work_since(r->kernel[EXACT_EMPTY], r->kernel[EXACT_FULL]) });
 	if (judged)
 		wl_check(opts.expect_more ? got >= want : got == want,
 			 "thread %u: %s: measured %llu, expected %llu%s", th->index, event,

@@ -22,6 +22,7 @@ struct ovf_thread {
 	struct papi_eventset set;
 	long long empty[EVENTS], full[EVENTS];	/* the windows around wl_mbench(.., 0 / n) */
 	uint64_t tsc;
+	struct wl_kernel_work kernel;	/* what the kernel's paths added to the full window */
 	uint64_t notes[2];	/* notifications in each window */
 	uint64_t late;		/* of the full window's, found at a suspension (kernel) */
 	uint64_t foreign;	/* handler calls for an event set that is not this thread's */
@@ -55,10 +56,12 @@ static void on_overflow(struct papi_eventset *set, int event, uint64_t address)
 static __attribute__((noinline)) void window(struct wl_thread *self, uint64_t n, long long *values)
 {
 	struct ovf_thread *t = &ovf[self->index];
+	struct wl_kernel_work before = wl_kernel_work();
 
 	papi_start(&t->set);
 	wl_mbench(bufs[self->index], BUF_DOUBLES - 1, n);
 	papi_stop(&t->set, values);
+	t->kernel = wl_kernel_work_since(before, wl_kernel_work());
 }
 
 /* The workload alone, natively where there is no PMU to sample with. */
@@ -88,11 +91,13 @@ static int worker(struct wl_thread *self)
 	return 0;
 }
 
+/* Time values carry the kernel work of the full window, which they measure. */
 static void emit(const struct wl_thread *th, const char *event, uint64_t got, uint64_t want,
 		 bool exact)
 {
 	wl_emit(&opts, &(struct wl_value){ .workload = "ovf", .event = event, .thread = th,
-		.measured = got, .expected = want, .has_expected = exact, .raw = got });
+		.measured = got, .expected = want, .has_expected = exact, .raw = got,
+		.kernel = exact ? (struct wl_kernel_work){ 0, 0 } : ovf[th->index].kernel });
 }
 
 static void check_thread(const struct wl_thread *th)

@@ -94,13 +94,27 @@ void wl_emit(const struct wl_options *o, const struct wl_value *v)
 		snprintf(function, sizeof(function), ",\"function\":\"%s\"", v->function);
 	printf("{\"domain\":\"%s\",\"workload\":\"%s\",\"mode\":\"%s\",\"thread\":%d,\"vcpu\":%d,"
 	       "\"vcpus\":%llu,\"resumes\":%llu,\"sample_retry_tsc\":%llu,\"event\":\"%s\"%s,"
-	       "\"measured\":%s,\"expected\":%s,\"raw\":%llu}\n", kernel_domain_name(), v->workload,
+	       "\"measured\":%s,\"expected\":%s,\"raw\":%llu,\"window_entries\":%lld,"
+	       "\"window_kernel_tsc\":%lld}\n", kernel_domain_name(), v->workload,
 	       o->meter->name,
 	       v->thread ? (int)v->thread->index : -1, v->thread ? (int)v->thread->smp_id : -1,
 	       (unsigned long long)(v->thread ? v->thread->vcpu_mask : 0),
 	       (unsigned long long)(v->thread ? v->thread->resumes : 0),
 	       (unsigned long long)(v->thread ? v->thread->sample_retry_tsc : 0), v->event, function,
-	       measured, expected, (unsigned long long)v->raw);
+	       measured, expected, (unsigned long long)v->raw,
+	       (long long)v->kernel.entries, (long long)v->kernel.tsc);
+}
+
+struct wl_kernel_work wl_kernel_work(void)
+{
+	const volatile struct kthread_uinfo *me = sys_self();
+
+	return (struct wl_kernel_work){ me->window_entries, me->window_kernel_tsc };
+}
+
+struct wl_kernel_work wl_kernel_work_since(struct wl_kernel_work a, struct wl_kernel_work b)
+{
+	return (struct wl_kernel_work){ b.entries - a.entries, b.tsc - a.tsc };
 }
 
 static void (*timed_work)(struct wl_thread *self);

@@ -59,7 +59,17 @@ struct wl_value {
 	uint64_t expected;
 	bool has_expected;
 	uint64_t raw;		/* the window as read, before the empty window was taken off */
+	/*
+	 * Time values: the window's kernel entries and their ticks (struct kthread_uinfo); a
+	 * difference of two windows may be negative, and is printed so.
+	 */
+	struct wl_kernel_work { uint64_t entries, tsc; } kernel;
 };
+
+/* The caller's kernel work in counting windows so far (struct kthread_uinfo). */
+struct wl_kernel_work wl_kernel_work(void);
+/* b - a: the work between two of those. */
+struct wl_kernel_work wl_kernel_work_since(struct wl_kernel_work a, struct wl_kernel_work b);
 
 void wl_emit(const struct wl_options *o, const struct wl_value *v);
 

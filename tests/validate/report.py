@@ -260,23 +260,31 @@ def time_section(rows, cases_rows):
         return ""
     per_case = {}
     for r in bounded:
-        c = per_case.setdefault((r["case"], r["event"]), [0.0, 0.0, 0])
+        c = per_case.setdefault((r["case"], r["event"]), [0.0, 0.0, 0, 0.0])
         c[0] = max(c[0], abs(r["error"]))
         c[1] = max(c[1], r["bound"])
         c[2] += not r["ok"]
-    lines = [[case, ev, fmt_err(worst), f"{100 * bound:.2f}%", "yes" if not bad else
-              f"**{bad} over**"] for (case, ev), (worst, bound, bad) in sorted(per_case.items())]
+        c[3] = max(c[3], r.get("bound_kernel") or 0.0)
+    lines = [[case, ev, fmt_err(worst), f"{100 * bound:.2f}%",
+              f"{100 * kernel:.2f}%" if ev == "tsc" else "-",
+              "yes" if not bad else f"**{bad} over**"]
+             for (case, ev), (worst, bound, bad, kernel) in sorted(per_case.items())]
     return ("## TSC and cycles against a derived bound\n\nA thread's virtual TSC runs only in "
             "its VCPU's time (`tsc=vcpu`), so against the same thread in the baseline run it can "
             "move at most by what its domain's VCPU time moved (the summary's guest and "
             "hypervisor ticks: the guest kernel's extra work, the hypervisor's on the extra "
             "exits) plus the VCPU switches of both runs (count x ticks each, the summary's "
             "`pcpu` lines), which land in the switched VCPU's time. Cycles under `guest` "
-            "accounting stop at every exit: the domain's guest ticks alone. The bound is per "
-            "thread; the largest per case is shown, and a thread beyond its own fails the "
-            "case.\n\n"
-            + md_table(["case", "event", "largest |error|", "largest bound", "all within"],
-                       lines))
+            "accounting stop at every exit: the domain's guest ticks alone. What moves between "
+            "a thread's windows the totals cannot see is added per thread: samples taken again "
+            "(`sample_retry_tsc`) and, for the TSC, the guest kernel's paths that landed in one "
+            "run's window and not in the other's (a timer tick, a thread switch, an overflow "
+            "interrupt): the difference of the ticks the kernel measured its entries adding to "
+            "the window, and of their number times each entry's unstamped instructions. The "
+            "bound is per thread; the largest per case is shown (and the largest kernel-paths "
+            "term), and a thread beyond its own fails the case.\n\n"
+            + md_table(["case", "event", "largest error (either sign)", "largest bound",
+                        "of which kernel paths", "all within"], lines))
 
 
 def ovf_section(rows, out):

@@ -23,7 +23,7 @@ SUMMARY = re.compile(r"^perfvisor:   domain \d+ \(([^)]+)\): (?:exit code (-?\d+
                      r"(\d+) exits, (\d+) migrations, ran (\d+) host TSC ticks|(.*))$")
 TIME = re.compile(r"^perfvisor:     time: (\d+) ticks in the guest, (\d+) in the hypervisor")
 # The branches' tally is printed when the hypervisor's work counts as branches too.
-VCPU = re.compile(r"^perfvisor:     vcpu \d+: pmu (\d+) stepped instructions, \d+ retired, "
+VCPU = re.compile(r"^perfvisor:     vcpu \d+: pmu (\d+) stepped instructions, (\d+) retired, "
                   r"(\d+) hypervisor ticks (?:\((\d+) counted as vcpu-mode branches\) )?"
                   r"\((\d+) counted as vcpu-mode instructions")
 SWITCHES = re.compile(r"^perfvisor:   pcpu \d+: (\d+) vcpu switches \((\d+) ticks each")
@@ -71,7 +71,7 @@ def parse(case, lines):
             dom, code, exits, migrations, _, fate = m.groups()
             fates[dom] = f"exit code {code}" if code is not None else fate
             costs["domains"][dom] = {"hv_ticks": 0, "guest_ticks": 0, "vcpu_hv_ticks": 0,
-                                     "exits": int(exits or 0), "tally": {}}
+                                     "exits": int(exits or 0), "retired": 0, "tally": {}}
             if code is not None:
                 costs["exits"] += int(exits)
                 costs["migrations"] += int(migrations)
@@ -87,8 +87,9 @@ def parse(case, lines):
             costs["steps"] += int(m.group(1))
             if dom in costs["domains"]:
                 d = costs["domains"][dom]
-                d["vcpu_hv_ticks"] += int(m.group(2))
-                for ev, n in (("instructions", m.group(4)), ("branches", m.group(3))):
+                d["retired"] += int(m.group(2))
+                d["vcpu_hv_ticks"] += int(m.group(3))
+                for ev, n in (("instructions", m.group(5)), ("branches", m.group(4))):
                     if n is not None:
                         d["tally"][ev] = d["tally"].get(ev, 0) + int(n)
         m = SWITCHES.match(line)
@@ -104,7 +105,8 @@ def value_row(case, v):
            "counters": case.counters, "acct": case.acct}
     row.update({k: v.get(k) for k in ("domain", "workload", "thread", "vcpu", "vcpus", "resumes",
                                       "sample_retry_tsc", "event", "function", "measured",
-                                      "expected", "raw")})
+                                      "expected", "raw", "window_entries",
+                                      "window_kernel_tsc")})
     if v.get("expected") is not None and row["function"] is None and v["expected"]:
         row["error"] = (v["measured"] - v["expected"]) / v["expected"]
     return row
@@ -427,27 +429,68 @@ def add_baselines(rows):
                (r["workload"], r["thread"], r["event"]) and b.get("measured"):
                 r["baseline"] = b["measured"]
                 r["baseline_retry_tsc"] = b.get("sample_retry_tsc") or 0
+                r["baseline_kernel"] = [b.get("window_entries") or 0,
+                                        b.get("window_kernel_tsc") or 0]
                 r["error"] = (r["measured"] - b["measured"]) / b["measured"]
                 break
 
 
-def time_budget(case_row, ref_row, dom, event, acct, retried=0):
+# Of each kernel entry and exit, the instructions entry.S's TSC stamps leave out (the CPU's
+# delivery, seven stub instructions before the entry's stamp, six after the exit's), which the
+# guest kernel's window_kernel_tsc misses: KSTAMP_UNSTAMPED, read from the kernel's header.
+STAMP_H = "guest-stub/kernel/stamp.h"
+
+
+def unstamped():
+    """KSTAMP_UNSTAMPED of stamp.h (run from the top of the tree)."""
+    with open(STAMP_H, encoding="utf-8") as f:
+        return int(re.search(r"^#define KSTAMP_UNSTAMPED\s+(\d+)", f.read(), re.M).group(1))
+
+
+def unstamped_cost(*domains):
+    """A bound on what one kernel entry's unstamped instructions add to a window: each at most
+    one VM exit and one guest instruction, at the runs' average costs (hypervisor ticks per exit,
+    guest ticks per retired instruction; the larger of the domains given)."""
+    return unstamped() * max((d.get("hv_ticks", 0) / max(d.get("exits", 0), 1)
+                            + d.get("guest_ticks", 0) / max(d.get("retired", 0), 1))
+                           for d in domains)
+
+
+def time_budget(case_row, ref_row, dom, event, acct, retried=0, kernel=None):
     """How far a thread's TSC or cycles may move from its baseline, in ticks, and why. Its
     virtual TSC runs only in its VCPU's time (tsc=vcpu), so its window can grow at most by what
     its domain's VCPU time grew over the baseline run (the guest kernel's extra work, the
     hypervisor's on the extra exits), plus the VCPU switches, which land in the switched VCPU's
     time; and shrink at most by as much. Cycles under guest accounting stop at every exit: the
-    domain's guest ticks alone. retried: what moved between windows instead, in both runs: a
-    VCPU switch in the middle of the guest kernel's sample of a thread's counts at its switch
-    (pv_sample: the hypervisor resampled tsc.start_vcpu) makes it sample again, which moves that
-    window's end (or start) by the passes taken again, ~250k ticks under the soft PMU; the
-    domain's total time cannot see it. The guest kernel adds up how far each thread's samples
-    moved (its rows' sample_retry_tsc), and a window's other values move by no more."""
+    domain's guest ticks alone.
+
+    What moves between windows the domains' totals cannot see, in both runs:
+    - retried: a VCPU switch in the middle of the guest kernel's sample of a thread's counts at
+      its switch (pv_sample: the hypervisor resampled tsc.start_vcpu) makes it sample again,
+      which moves that window's end (or start) by the passes taken again, ~250k ticks under the
+      soft PMU. The guest kernel adds up how far each thread's samples moved (its rows'
+      sample_retry_tsc), and a window's other values move by no more.
+    - kernel (TSC only: the counters count user mode): the guest kernel's paths inside the
+      thread's window, a timer tick that switches nothing (~144k ticks), a thread switch's
+      two halves, an overflow interrupt. Whether one lands in the window or just outside it
+      differs between the run and its baseline. The guest kernel measures, per window, how
+      many entries came while the thread counted and the ticks their paths added (from
+      entry.S's stamps and its samples); the window may move by the difference of those ticks
+      between the two runs, plus the difference of the entries times their unstamped
+      instructions' cost. kernel: [(entries, ticks) of the run, of the baseline].
+
+    Returns the budget and, of it, the kernel paths' term."""
     mine, base = case_row["domains"].get(dom, {}), next(iter(ref_row["domains"].values()), {})
     keys = ("guest_ticks",) if event == "cycles" and acct == "guest" \
         else ("guest_ticks", "hv_ticks")
     grew = abs(sum(mine.get(k, 0) for k in keys) - sum(base.get(k, 0) for k in keys))
-    return grew + case_row.get("switch_ticks", 0) + ref_row.get("switch_ticks", 0) + retried
+    moved = 0
+    if event == "tsc" and kernel:
+        (entries, ticks), (base_entries, base_ticks) = kernel
+        moved = abs(ticks - base_ticks) + abs(entries - base_entries) * unstamped_cost(mine, base)
+    moved = round(moved)
+    return grew + case_row.get("switch_ticks", 0) + ref_row.get("switch_ticks", 0) + retried \
+        + moved, moved
 
 
 def judge_time(rows):
@@ -469,9 +512,13 @@ def judge_time(rows):
         case, ref = cases.get(r["case"]), cases.get(refs.get(r["case"], ""))
         if not case or not ref or "domains" not in case or "domains" not in ref:
             continue
-        budget = time_budget(case, ref, r["domain"], r["event"], r["acct"],
-                             (r.get("sample_retry_tsc") or 0) + r.get("baseline_retry_tsc", 0))
+        kernel = [[r.get("window_entries") or 0, r.get("window_kernel_tsc") or 0],
+                  r.get("baseline_kernel") or [0, 0]]
+        budget, moved = time_budget(case, ref, r["domain"], r["event"], r["acct"],
+                                    (r.get("sample_retry_tsc") or 0)
+                                    + r.get("baseline_retry_tsc", 0), kernel)
         r["bound"] = budget / r["baseline"]
+        r["bound_kernel"] = moved / r["baseline"]
         r["ok"] = abs(r["measured"] - r["baseline"]) <= budget
         why = (f"{r['domain']} thread {r['thread']} {r['event']}: {r['measured']} vs baseline "
                f"{r['baseline']}, more than the derived {budget} ticks "

@@ -10,7 +10,7 @@ VALIDATE_ARGS = $(if $(VALIDATE_INJECT),--inject $(VALIDATE_INJECT)) \
 
 .PHONY: validate validate-quick validate-report
 
-# The whole matrix, about 25 minutes on 2 cores: build/validate/report.md, results.jsonl, charts/.
+# The whole matrix (3 min on 2 idle cores): build/validate/report.md, results.jsonl, charts/.
 validate: all
 	python3 tests/validate/run.py --out build/validate $(VALIDATE_ARGS)
 
