@@ -458,11 +458,12 @@ def unstamped_cost(*domains):
 
 def time_budget(case_row, ref_row, dom, event, acct, retried=0, kernel=None):
     """How far a thread's TSC or cycles may move from its baseline, in ticks, and why. Its
-    virtual TSC runs only in its VCPU's time (tsc=vcpu), so its window can grow at most by what
-    its domain's VCPU time grew over the baseline run (the guest kernel's extra work, the
-    hypervisor's on the extra exits), plus the VCPU switches, which land in the switched VCPU's
-    time; and shrink at most by as much. Cycles under guest accounting stop at every exit: the
-    domain's guest ticks alone.
+    virtual TSC runs only in its VCPU's time (tsc=vcpu): its window runs the same user code in
+    both runs, so it moves by what lands in it in one run and not the other: VCPU switches
+    (both runs' count x ticks each, which land in the switched VCPU's time), sample retries and
+    kernel paths (below). Cycles count user mode only; they may still move by what the domain's
+    VCPU time grew over the baseline run (under guest accounting, stopped at every exit, the
+    domain's guest ticks alone), a bound the windows' own terms do not yet replace.
 
     What moves between windows the domains' totals cannot see, in both runs:
     - retried: a VCPU switch in the middle of the guest kernel's sample of a thread's counts at
@@ -481,9 +482,9 @@ def time_budget(case_row, ref_row, dom, event, acct, retried=0, kernel=None):
 
     Returns the budget and, of it, the kernel paths' term."""
     mine, base = case_row["domains"].get(dom, {}), next(iter(ref_row["domains"].values()), {})
-    keys = ("guest_ticks",) if event == "cycles" and acct == "guest" \
-        else ("guest_ticks", "hv_ticks")
-    grew = abs(sum(mine.get(k, 0) for k in keys) - sum(base.get(k, 0) for k in keys))
+    keys = ("guest_ticks",) if acct == "guest" else ("guest_ticks", "hv_ticks")
+    grew = 0 if event == "tsc" else \
+        abs(sum(mine.get(k, 0) for k in keys) - sum(base.get(k, 0) for k in keys))
     moved = 0
     if event == "tsc" and kernel:
         (entries, ticks), (base_entries, base_ticks) = kernel
