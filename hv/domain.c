@@ -70,7 +70,9 @@ static void release(struct domain *d)
 		ept_destroy(d->eptp);
 	if (d->ram_hpa)
 		frame_free_contig(d->ram_hpa, d->ram_size / FRAME_SIZE);
-	d->eptp = d->ram_hpa = 0;
+	if (d->testdev_hpa)
+		frame_free_contig(d->testdev_hpa, TESTDEV_IOMEM_LEN / FRAME_SIZE);
+	d->eptp = d->ram_hpa = d->testdev_hpa = 0;
 	__atomic_store_n(&d->released, true, __ATOMIC_RELEASE);
 }
 
@@ -261,6 +263,11 @@ static bool alloc_ram(struct domain *d)
 	return true;
 }
 
+/*
+ * With testdev, pc-testdev's 64 KiB at TESTDEV_IOMEM_BASE are plain memory: QEMU emulates
+ * them as a device that reads back what was written, which is what RAM does, so the CPU
+ * runs every instruction on them itself, as a PC with memory there would.
+ */
 static bool map_ram(struct domain *d)
 {
 	d->eptp = ept_create();
@@ -268,6 +275,15 @@ static bool map_ram(struct domain *d)
 		not_started(d, "out of memory for its EPT");
 		return false;
 	}
+	if (!d->cfg.testdev)
+		return true;
+	d->testdev_hpa = frame_alloc_contig(TESTDEV_IOMEM_LEN / FRAME_SIZE, 1);
+	if (!d->testdev_hpa || !ept_map(d->eptp, TESTDEV_IOMEM_BASE, d->testdev_hpa,
+					TESTDEV_IOMEM_LEN, EPT_RWX)) {
+		not_started(d, "out of memory for its test device's RAM");
+		return false;
+	}
+	memset((void *)d->testdev_hpa, 0, TESTDEV_IOMEM_LEN);
 	return true;
 }
 

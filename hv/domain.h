@@ -8,6 +8,7 @@
 #include "lib/spinlock.h"
 #include "hv/domcfg.h"
 #include "hv/fwcfg.h"
+#include "hv/testdev.h"
 #include "hv/vcpu.h"
 #include "hv/vioapic.h"
 #include "hv/vuart.h"
@@ -37,6 +38,8 @@ struct domain {
 	struct fwcfg fwcfg;
 	struct vioapic ioapic;
 	struct spinlock ioapic_lock;
+	struct testdev testdev;		/* its register; used when cfg.testdev */
+	uint64_t testdev_hpa;		/* the test RAM at TESTDEV_IOMEM_BASE; 0: none */
 	struct pmu_domain pmu;
 	struct spinlock lock;
 	volatile enum dom_state state;

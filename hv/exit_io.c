@@ -1,4 +1,4 @@
-/* Port I/O exits: routes IN/OUT to the domain's devices (COM1, fw_cfg, exit ports, PIC); other ports float. */
+/* Port I/O exits: IN/OUT to the domain's devices (COM1, fw_cfg, exits, PIC, testdev). */
 #include "lib/printk.h"
 #include "hv/domain.h"
 #include "hv/irq.h"
@@ -47,6 +47,8 @@ static void port_access(struct vcpu *v, uint16_t port, bool in, unsigned size, u
 		uint32_t c = *val & 0xFF;
 
 		dom_uart_io(d, 0, true, 1, &c);
+	} else if (d->cfg.testdev && testdev_claims(port)) {
+		testdev_io(&d->testdev, port, !in, size, val);
 	} else if (port >= PORT_IRQ_LINES && port < PORT_IRQ_LINES + VIOAPIC_PINS && !in) {
 		/* QEMU's pc-testdev IRQ lines, what kvm-unit-tests drives: the I/O APIC's pins. */
 		irq_ioapic_line(v, port - PORT_IRQ_LINES, *val & 1);
