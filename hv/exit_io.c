@@ -90,8 +90,10 @@ static uint64_t string_addr_mask(void)
 	return code == 0 ? 0xFFFF : code == 1 ? 0xFFFFFFFFull : ~0ull;
 }
 
-/* reg moved by delta within the address size: a 16-bit result keeps the bits above it, a
- * 32-bit one zero-extends (SDM Vol. 1 3.4.1.1). */
+/*
+ * reg moved by delta within the address size: a 16-bit result keeps the bits above it, a
+ * 32-bit one zero-extends (SDM Vol. 1 3.4.1.1).
+ */
 static uint64_t addr_step(uint64_t reg, int64_t delta, uint64_t mask)
 {
 	uint64_t r = (reg + (uint64_t)delta) & mask;

@@ -28,8 +28,10 @@
 /* A module entry: mod_start, mod_end, string, reserved (multiboot 0.6.96 3.3). */
 #define MOD_ENTRY_SIZE		16
 
-/* The info, the map and the loader name; then the module entry and string, if any; then the
- * command line. */
+/*
+ * The info, the map and the loader name; then the module entry and string, if any; then the
+ * command line.
+ */
 #define MMAP_OFF		MBI_SIZE
 #define NAME_OFF		(MMAP_OFF + 2 * MMAP_ENTRY_SIZE)
 #define TAIL_OFF		(NAME_OFF + sizeof(loader_name))
@@ -73,10 +75,10 @@ uint64_t guest_boot_area(uint64_t image_lo, uint64_t image_hi, uint64_t size)
 
 uint64_t guest_module_place(uint64_t image_hi, uint64_t len, uint64_t ram_size)
 {
-	uint64_t at = image_hi < HIGH_RAM_START ? HIGH_RAM_START : image_hi;
+	uint64_t end = image_hi < HIGH_RAM_START ? HIGH_RAM_START : image_hi;
+	uint64_t at = (end + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
 
-	at = (at + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
-	if (at > ram_size || len > ram_size - at)
+	if (at < end || at > ram_size || len > ram_size - at)
 		return UINT64_MAX;
 	return at;
 }

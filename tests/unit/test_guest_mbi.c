@@ -209,6 +209,8 @@ static void test_module_place(void)
 	      "an image past RAM: nowhere");
 	check(guest_module_place(0x100000, UINT64_MAX, RAM_SIZE) == UINT64_MAX,
 	      "a length that would wrap: nowhere");
+	check(guest_module_place(UINT64_MAX - 10, 1, UINT64_MAX) == UINT64_MAX,
+	      "an image end whose page rounding would wrap: nowhere");
 }
 
 int main(void)
