@@ -15,6 +15,30 @@
 /* Loops that keep this domain's tag in the test RAM while a second domain writes its own. */
 #define HOLD_LOOPS	2000000u
 
+/* The last 2 MiB page of the first GiB: above RAM, so taking it out of the map hides nothing. */
+#define HOLE		0x3FE00000ull
+#define PTE_P		1ull
+#define PTE_PS		(1ull << 7)
+#define PTE_ADDR	0x000FFFFFFFFFF000ull
+#define PF_W		2u		/* #PF error code: a write (SDM Vol. 3A 4.7) */
+
+/* #PF catcher: keeps CR2 and the error code, counts, resumes at pf_fixup (set before each try). */
+volatile uint64_t pf_fixup, pf_count, pf_cr2, pf_ec;
+void pf_entry(void);
+__asm__(".text\n"
+	"pf_entry:\n"
+	"	push %rax\n"
+	"	mov 8(%rsp), %rax\n"		/* the error code */
+	"	mov %rax, pf_ec(%rip)\n"
+	"	mov %cr2, %rax\n"
+	"	mov %rax, pf_cr2(%rip)\n"
+	"	mov pf_fixup(%rip), %rax\n"
+	"	mov %rax, 16(%rsp)\n"		/* the frame's RIP */
+	"	pop %rax\n"
+	"	add $8, %rsp\n"
+	"	incq pf_count(%rip)\n"
+	"	iretq\n");
+
 static uint64_t rep_outsb(const void *src, uint64_t count, bool down, const void **end)
 {
 	const void *si = src;
@@ -128,6 +152,60 @@ static void device(bool on)
 	report_value("testdev: past its 64 KiB nothing answers (all ones)", *past, 0xFFFFFFFFu);
 }
 
+/* The 2 MiB page directory entry that maps HOLE in the current tables, or NULL. */
+static volatile uint64_t *hole_pde(void)
+{
+	uint64_t cr3, *pml4, *pdpt, *pd;
+
+	__asm__ volatile("mov %%cr3, %0" : "=r"(cr3));
+	pml4 = (uint64_t *)(uintptr_t)(cr3 & PTE_ADDR);
+	if (!(pml4[0] & PTE_P))
+		return NULL;
+	pdpt = (uint64_t *)(uintptr_t)(pml4[0] & PTE_ADDR);
+	if (!(pdpt[0] & PTE_P) || (pdpt[0] & PTE_PS))
+		return NULL;
+	pd = (uint64_t *)(uintptr_t)(pdpt[0] & PTE_ADDR);
+	return (pd[HOLE >> 21] & PTE_PS) ? &pd[HOLE >> 21] : NULL;
+}
+
+/*
+ * OUTSB from, and INSB to, a page the guest's own tables do not map: the #PF reaches the guest
+ * with CR2 the operand's address and the error code of a read or a write, and RSI/RDI stay.
+ */
+static void string_page_fault(void)
+{
+	volatile uint64_t *pde = hole_pde();
+	uint64_t saved, si = HOLE + 5, di = HOLE + 9, before;
+
+	if (!pde) {
+		report_skip("string I/O: a #PF on the memory operand (no 2 MiB page to take out)");
+		return;
+	}
+	saved = *pde;
+	*pde = saved & ~PTE_P;
+	__asm__ volatile("invlpg (%0)" : : "r"(HOLE) : "memory");
+	rt_idt_set_gate(14, pf_entry, 0);
+
+	before = pf_count;
+	__asm__ volatile("lea 1f(%%rip), %%r11\n\t"
+			 "mov %%r11, pf_fixup(%%rip)\n\t"
+			 "cld; outsb\n"
+			 "1:"
+			 : "+S"(si) : "d"((uint16_t)PORT_DATA) : "r11", "memory");
+	report(pf_count == before + 1 && pf_cr2 == HOLE + 5 && pf_ec == 0 && si == HOLE + 5,
+	       "string I/O: OUTSB from an unmapped page: #PF, CR2 the operand, a read, RSI kept");
+	before = pf_count;
+	__asm__ volatile("lea 1f(%%rip), %%r11\n\t"
+			 "mov %%r11, pf_fixup(%%rip)\n\t"
+			 "cld; insb\n"
+			 "1:"
+			 : "+D"(di) : "d"((uint16_t)PORT_DATA) : "r11", "memory");
+	report(pf_count == before + 1 && pf_cr2 == HOLE + 9 && pf_ec == PF_W && di == HOLE + 9,
+	       "string I/O: INSB to an unmapped page: #PF, CR2 the operand, a write, RDI kept");
+	*pde = saved;
+	__asm__ volatile("invlpg (%0)" : : "r"(HOLE) : "memory");
+}
+
 /* With tag=N: the test RAM holds N through HOLD_LOOPS while another domain writes its own. */
 static void hold_tag(uint32_t tag)
 {
@@ -154,6 +232,7 @@ int main(int argc, char **argv)
 	device(on);
 	string_io(on);
 	single_elements(on);
+	string_page_fault();
 	if (on && tag)
 		hold_tag(tag);
 	return report_summary();
