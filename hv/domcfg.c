@@ -74,6 +74,7 @@ enum dom_verdict dom_config_parse(unsigned index, const char *modstr, unsigned n
 		  .max = 86400000, .fatal = true },
 		{ .name = "initrd", .kind = CMDLINE_STR, .dest = cfg->initrd, .min = 1,
 		  .max = DOM_NAME_MAX, .chars = NAME_CHARS, .expect = NAME_EXPECT, .fatal = true },
+		{ .name = "testdev", .kind = CMDLINE_BOOL, .dest = &cfg->testdev, .fatal = true },
 	};
 	/* A silent first pass finds the name, so that every message can carry it. */
 	struct cmdline_parser p = { .opts = opts, .nopts = 1 };
