@@ -61,11 +61,13 @@ static void reset_regs(struct vapic *a)
 {
 	uint64_t base = a->base_msr;
 	uint32_t id = a->initial_id;
+	bool no_x2apic = a->no_x2apic;
 	unsigned i;
 
 	__builtin_memset(a, 0, sizeof(*a));
 	a->id = a->initial_id = id;
 	a->base_msr = base;
+	a->no_x2apic = no_x2apic;
 	a->dfr = 0xffffffff;
 	a->spiv = 0xff;
 	a->level_eoi = -1;
@@ -77,6 +79,7 @@ void vapic_init(struct vapic *a, uint32_t id)
 {
 	a->initial_id = id;
 	a->base_msr = APIC_DEFAULT_BASE | APIC_BASE_ENABLE | (id ? 0 : APIC_BASE_BSP);
+	a->no_x2apic = false;
 	reset_regs(a);
 }
 
@@ -112,11 +115,12 @@ bool vapic_page(const struct vapic *a, uint64_t gpa)
 
 /*
  * SDM Vol. 3A 11.4.4 (Figure 11-5): bits 7:0 and 9 are reserved, as are the base bits at and
- * above MAXPHYADDR. EN and EXTD move between the states of 11.12.5 (Figure 11-27).
+ * above MAXPHYADDR, and EXTD without x2APIC in CPUID (11.12.1). EN and EXTD move between the
+ * states of 11.12.5 (Figure 11-27).
  */
 bool vapic_set_base(struct vapic *a, uint64_t val, unsigned maxphyaddr)
 {
-	uint64_t reserved = 0x2ff;
+	uint64_t reserved = 0x2ff | (a->no_x2apic ? APIC_BASE_EXTD : 0);
 	bool en = val & APIC_BASE_ENABLE, extd = val & APIC_BASE_EXTD;
 
 	if (maxphyaddr < 64)

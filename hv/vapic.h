@@ -71,6 +71,7 @@ struct vapic {
 	uint32_t id;		/* the ID register (8 bits in xAPIC mode): routing uses it */
 	uint32_t initial_id;	/* CPUID's initial APIC ID, the x2APIC ID; restored by a reset */
 	uint64_t base_msr;	/* IA32_APIC_BASE */
+	bool no_x2apic;		/* CPUID hides x2APIC mode (EXTD reserved); resets keep it */
 	unsigned nmi_pending;	/* NMIs waiting: 2 at most, 1 while NMIs are blocked */
 	uint32_t tpr, ldr, dfr, spiv, icr_lo, icr_hi;
 	uint32_t esr;		/* what the guest reads */
@@ -85,8 +86,8 @@ struct vapic {
 };
 
 /*
- * Power-up state, also the state after INIT (SDM Vol. 3A 11.4.7.1, 11.4.7.3): enabled in xAPIC
- * mode at APIC_DEFAULT_BASE; APIC ID 0 is the bootstrap processor.
+ * Power-up state (SDM Vol. 3A 11.4.7.1): enabled in xAPIC mode at APIC_DEFAULT_BASE; APIC ID 0 is
+ * the bootstrap processor; x2APIC mode offered.
  */
 void vapic_init(struct vapic *a, uint32_t id);
 
@@ -97,12 +98,12 @@ void vapic_init(struct vapic *a, uint32_t id);
 void vapic_init_ipi(struct vapic *a);
 
 /*
- * IA32_APIC_BASE. vapic_set_base() returns false when the write must raise #GP: reserved
- * bits, including those at and above maxphyaddr, and the transitions SDM Vol. 3A 11.12.5 forbids
- * (EXTD without EN; x2APIC to xAPIC; disabled to x2APIC). Clearing the enable bit disables the
- * APIC in hardware and returns it to its power-up state (SDM Vol. 3A 11.4.3); setting it again
- * enables it in that state, in xAPIC mode. The base may move (the page is emulated where nothing
- * else is mapped).
+ * IA32_APIC_BASE. vapic_set_base() returns false when the write must raise #GP: reserved bits,
+ * including those at and above maxphyaddr and EXTD when no_x2apic, and the transitions SDM Vol.
+ * 3A 11.12.5 forbids (EXTD without EN; x2APIC to xAPIC; disabled to x2APIC). Clearing the enable
+ * bit disables the APIC in hardware and returns it to its power-up state (SDM Vol. 3A 11.4.3);
+ * setting it again enables it in that state, in xAPIC mode. The base may move (the page is
+ * emulated where nothing else is mapped).
  */
 uint64_t vapic_get_base(const struct vapic *a);
 bool vapic_set_base(struct vapic *a, uint64_t val, unsigned maxphyaddr);

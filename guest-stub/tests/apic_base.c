@@ -1,5 +1,6 @@
 /* Test guest: IA32_APIC_BASE and x2APIC mode as the SDM has them (disable, relocation, MSRs). */
 #include <stdint.h>
+#include <string.h>
 
 #include "guest-stub/lib/report.h"
 #include "guest-stub/rt/rt.h"
@@ -93,6 +94,21 @@ static bool self_ipi_arrives(uint32_t msr, uint64_t val)
 	return self_ipis == before + 1;
 }
 
+/* A domain with x2apic=off (argument nox2apic): an xAPIC-only CPU, EXTD reserved (11.12.1). */
+static void no_x2apic(uint64_t base)
+{
+	uint64_t v;
+
+	report(!(rt_cpuid(1, 0).ecx & CPUID1_ECX_X2APIC),
+	       "SDM Vol. 3A 11.12.1: x2apic=off: CPUID.1:ECX.x2APIC clear");
+	report(wrmsr_gp(MSR_IA32_APIC_BASE, base | APIC_BASE_EXTD),
+	       "SDM Vol. 3A 11.12.1: x2apic=off: EXTD raises #GP");
+	report(rdmsr_gp(X2APIC_MSR(APIC_ID), &v),
+	       "SDM Vol. 3A 11.12.2: x2apic=off: RDMSR of the x2APIC ID raises #GP");
+	report_value("SDM Vol. 3A 11.12.1: x2apic=off: still xAPIC, the page answers (SPIV)",
+		     mmio_read(APIC_DEFAULT_BASE, APIC_SPIV), 0x1FF);
+}
+
 /* SDM Vol. 3A 11.12: x2APIC mode, entered and left through IA32_APIC_BASE; its MSRs. */
 static void x2apic(uint64_t base)
 {
@@ -137,7 +153,7 @@ static void x2apic(uint64_t base)
 		     mmio_read(APIC_DEFAULT_BASE, APIC_SPIV), 0xFF);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	uint64_t base;
 	uint32_t version;
@@ -190,6 +206,12 @@ int main(void)
 	report_value("SDM Vol. 3A 11.4.4: the registers answer at the old base again",
 		     mmio_read(APIC_DEFAULT_BASE, APIC_SPIV), 0x1FF);
 
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "nox2apic")) {
+			no_x2apic(base);
+			return report_summary();
+		}
+	}
 	rt_idt_set_gate(SELF_VECTOR, self_entry, 0);
 	x2apic(base);
 	return report_summary();

@@ -575,6 +575,14 @@ static void test_x2apic_transitions(void)
 	vapic_init_ipi(&a);
 	check(rd(&a, 0x20) == 0x05000000 && !vapic_x2apic(&a) && vapic_hw_enabled(&a),
 	      "INIT in xAPIC mode keeps the APIC ID (11.4.7.3)");
+
+	/* x2apic=off: CPUID says no x2APIC, so EXTD is a reserved bit (11.12.1). */
+	vapic_init(&a, 1);
+	a.no_x2apic = true;
+	check(!vapic_set_base(&a, base | en | extd, 39) && !vapic_x2apic(&a),
+	      "x2APIC not offered: EXTD raises #GP");
+	check(vapic_set_base(&a, base, 39) && vapic_set_base(&a, base | en, 39) && a.no_x2apic &&
+	      !vapic_set_base(&a, base | en | extd, 39), "a reset keeps it not offered");
 }
 
 /* SDM Vol. 3A table 11-6: which MSR is which register, and what each access may do. */
