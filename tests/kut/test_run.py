@@ -68,6 +68,10 @@ def main():
                                                          run.read_skip_table(run.SKIP_TABLE))),
         ("argv[0] first in the module string", run.module_line(one, "/k/x86/a.flat", 2, 128)
          == "module /k/x86/a.flat name=kut vcpus=2 mem=128M -- x86/a.flat x y\n"),
+        ("-x2apic in qemu_params: x2apic=off",
+         run.cpu_options({"qemu_params": "-cpu qemu64,-x2apic,+tsc-deadline"}) == " x2apic=off"
+         and run.cpu_options({"qemu_params": "-cpu qemu64,+x2apic,+tsc-deadline"}) == ""
+         and run.cpu_options(one) == ""),
     ]
     for name, ok in checks:
         n += 1
