@@ -556,22 +556,30 @@ bool vapic_write(struct vapic *a, unsigned off, unsigned size, uint32_t val, uin
 /* What an x2APIC register is (SDM Vol. 3A table 11-6); RSVD: no register at that MSR. */
 enum x2_kind { X2_RSVD, X2_RO, X2_WO, X2_RW };
 
-/* The register's kind and, for X2_RW, its bits that are not reserved (a 1 elsewhere #GPs). */
+/*
+ * The register's kind and, for one software writes, the bits of a WRMSR that are not reserved
+ * (a 1 elsewhere, bits 63:32 included, #GPs: 11.12.1.3).
+ */
 static enum x2_kind x2_reg(unsigned off, uint32_t *defined)
 {
-	unsigned lvt = (off - APIC_LVT_TIMER) >> 4;
+	unsigned lvt;
 
 	if ((off >= APIC_ISR && off < APIC_ESR) || off == APIC_ID || off == APIC_VERSION ||
 	    off == APIC_PPR || off == APIC_LDR || off == APIC_TIMER_CCR)
 		return X2_RO;
-	if (off == APIC_EOI || off == APIC_SELF_IPI)
-		return X2_WO;
 	if (off >= APIC_LVT_TIMER && off < APIC_TIMER_ICR) {
+		lvt = (off - APIC_LVT_TIMER) >> 4;
 		*defined = lvt_mask[lvt] | LVT_STATUS |
 			   (lvt == VAPIC_LVT_LINT0 || lvt == VAPIC_LVT_LINT1 ? LVT_REMOTE_IRR : 0);
 		return X2_RW;
 	}
 	switch (off) {
+	case APIC_EOI:
+		*defined = 0;		/* table 11-6: a non-zero write #GPs */
+		return X2_WO;
+	case APIC_SELF_IPI:
+		*defined = SELF_IPI_VECTOR;
+		return X2_WO;
 	case APIC_TPR:
 		*defined = 0xff;
 		return X2_RW;
@@ -636,11 +644,7 @@ enum vapic_msr vapic_msr_write(struct vapic *a, uint32_t msr, uint64_t val, uint
 	k = x2_reg(off, &defined);
 	if (k == X2_RSVD || k == X2_RO)
 		return VAPIC_MSR_GP;
-	/* Only the ICR has 64 bits; EOI takes 0 only, SELF IPI a vector (11.12.11). */
-	if (off == APIC_EOI)
-		defined = 0;
-	else if (off == APIC_SELF_IPI)
-		defined = SELF_IPI_VECTOR;
+	/* Only the ICR has 64 bits. */
 	if ((off != APIC_ICR_LO && val >> 32) || ((uint32_t)val & ~defined))
 		return VAPIC_MSR_GP;
 	vapic_timer_update(a, now);
