@@ -113,13 +113,16 @@ static void no_x2apic(uint64_t base)
 static void x2apic(uint64_t base)
 {
 	uint64_t v;
+	bool entered;
 
 	report(rt_cpuid(1, 0).ecx & CPUID1_ECX_X2APIC,
 	       "SDM Vol. 3A 11.12.1: CPUID.1:ECX.x2APIC set");
 	report(rdmsr_gp(X2APIC_MSR(APIC_ID), &v),
 	       "SDM Vol. 3A 11.12.2: xAPIC mode: RDMSR of the x2APIC ID raises #GP");
-	report(!wrmsr_gp(MSR_IA32_APIC_BASE, base | APIC_BASE_EXTD),
-	       "SDM Vol. 3A 11.12.5: xAPIC to x2APIC (EXTD set): no #GP");
+	entered = !wrmsr_gp(MSR_IA32_APIC_BASE, base | APIC_BASE_EXTD);
+	report(entered, "SDM Vol. 3A 11.12.5: xAPIC to x2APIC (EXTD set): no #GP");
+	if (!entered)
+		return;		/* the checks below would #GP with no fixup */
 	report_value("SDM Vol. 3A 11.12.5: IA32_APIC_BASE reads EN and EXTD",
 		     rt_rdmsr(MSR_IA32_APIC_BASE), base | APIC_BASE_EXTD);
 	report(!rdmsr_gp(X2APIC_MSR(APIC_ID), &v) && v == (rt_cpuid(0xB, 0).edx),
