@@ -68,6 +68,7 @@ enum dom_verdict dom_config_parse(unsigned index, const char *modstr, unsigned n
 		  .fatal = true },
 		{ .name = "tsc", .kind = CMDLINE_ENUM, .dest = &tsc, .words = tsc_words,
 		  .fatal = true },
+		{ .name = "x2apic", .kind = CMDLINE_BOOL, .dest = &cfg->x2apic, .fatal = true },
 		{ .name = "events", .kind = CMDLINE_SET, .dest = &cfg->events,
 		  .words = event_names, .fatal = true },
 		{ .name = "timeout", .kind = CMDLINE_UINT, .dest = &cfg->timeout_ms, .min = 1,
@@ -81,6 +82,7 @@ enum dom_verdict dom_config_parse(unsigned index, const char *modstr, unsigned n
 	int problems;
 
 	__builtin_memset(cfg, 0, sizeof(*cfg));
+	cfg->x2apic = true;
 	snprintk(cfg->name, sizeof(cfg->name), "dom%u", index);
 	cmdline_parse(&p, modstr);
 	snprintk(r.prefix, sizeof(r.prefix), "domain %u (%s): ", index, cfg->name);

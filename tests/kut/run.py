@@ -96,12 +96,19 @@ def test_args(entry):
     return m.group(1).strip("'\"") if m else ""
 
 
+def cpu_options(entry):
+    """Domain options for CPU features qemu_params takes away: -x2apic (the xapic entry)."""
+    params = entry.get("qemu_params", "") + " " + entry.get("extra_params", "")
+    return " x2apic=off" if re.search(r"-cpu\s+\S*,-x2apic\b", params) else ""
+
+
 def module_line(entry, flat, vcpus, mem):
     # kvm-unit-tests takes argv[0] from the command line's first word (QEMU puts the
     # kernel's path there), so the file name goes first, as QEMU would give it. The domain
     # gets QEMU's pc-testdev, which kvm-unit-tests' scripts always add, and the environment.
     args = test_args(entry)
-    return (f"module {flat} name=kut vcpus={vcpus} mem={mem}M testdev initrd={ENV_DATA} -- "
+    return (f"module {flat} name=kut vcpus={vcpus} mem={mem}M{cpu_options(entry)} testdev "
+            f"initrd={ENV_DATA} -- "
             f"x86/{os.path.basename(flat)}{' ' + args if args else ''}\n")
 
 

@@ -71,6 +71,10 @@ def main():
          == "module /k/x86/a.flat name=kut vcpus=2 mem=128M testdev initrd=kutenv -- "
             "x86/a.flat x y\n"),
         ("the environment says TEST_DEVICE=0", run.env_text() == "TEST_DEVICE=0\n"),
+        ("-x2apic in qemu_params: x2apic=off",
+         run.cpu_options({"qemu_params": "-cpu qemu64,-x2apic,+tsc-deadline"}) == " x2apic=off"
+         and run.cpu_options({"qemu_params": "-cpu qemu64,+x2apic,+tsc-deadline"}) == ""
+         and run.cpu_options(one) == ""),
     ]
     for name, ok in checks:
         n += 1

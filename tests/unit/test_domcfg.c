@@ -271,11 +271,32 @@ static void test_testdev(void)
 	      got.n ? got.m[0] : "no message");
 }
 
+/* x2apic=off: an xAPIC-only CPU for that domain (QEMU's -x2apic); on unless asked. */
+static void test_x2apic(void)
+{
+	struct msgs got = { 0 };
+	struct dom_config cfg;
+	enum dom_verdict v;
+
+	v = dom_config_parse(0, "name=a", 2, events, collect, &got, &cfg);
+	check(v == DOM_CFG_OK && cfg.x2apic, "x2APIC offered by default");
+	v = dom_config_parse(0, "name=a x2apic=off", 2, events, collect, &got, &cfg);
+	check(v == DOM_CFG_OK && !cfg.x2apic, "x2apic=off hides it");
+	v = dom_config_parse(0, "name=a x2apic=off x2apic", 2, events, collect, &got, &cfg);
+	check(v == DOM_CFG_WARN && cfg.x2apic, "the bare key turns it on (the last one counts)");
+	got.n = 0;
+	v = dom_config_parse(0, "name=a x2apic=2", 2, events, collect, &got, &cfg);
+	check(v == DOM_CFG_FATAL && got.n == 2 &&
+	      !strcmp(got.m[0], "domain 0 (a): bad value '2' for 'x2apic' (expected on|off)"),
+	      "a bad x2apic= value is fatal, by name");
+}
+
 int main(void)
 {
 	test_cases();
 	test_edges();
 	test_initrd_and_data();
 	test_testdev();
+	test_x2apic();
 	return unit_summary();
 }
