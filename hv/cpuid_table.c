@@ -66,7 +66,8 @@ const struct cpuid_feature cpuid_features[] = {
 	{ L1, CPUID_ECX, 18, "DCA", CPUID_HIDDEN, 0, NOVMM },
 	{ L1, CPUID_ECX, 19, "SSE4.1", CPUID_HOST, 0, 0 },
 	{ L1, CPUID_ECX, 20, "SSE4.2", CPUID_HOST, 0, 0 },
-	{ L1, CPUID_ECX, 21, "x2APIC", CPUID_HIDDEN, 0x802, "the virtual APIC is xAPIC only" },
+	/* The virtual local APIC's x2APIC mode (SDM Vol. 3A 11.12), on any host. */
+	{ L1, CPUID_ECX, 21, "x2APIC", CPUID_ALWAYS, 0x802, 0 },
 	{ L1, CPUID_ECX, 22, "MOVBE", CPUID_HOST, 0, 0 },
 	{ L1, CPUID_ECX, 23, "POPCNT", CPUID_HOST, 0, 0 },
 	{ L1, CPUID_ECX, 24, "TSC-Deadline", CPUID_HIDDEN, 0x6E0, "no APIC TSC-deadline mode" },

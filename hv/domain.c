@@ -70,7 +70,9 @@ static void release(struct domain *d)
 		ept_destroy(d->eptp);
 	if (d->ram_hpa)
 		frame_free_contig(d->ram_hpa, d->ram_size / FRAME_SIZE);
-	d->eptp = d->ram_hpa = 0;
+	if (d->testdev_hpa)
+		frame_free_contig(d->testdev_hpa, TESTDEV_IOMEM_LEN / FRAME_SIZE);
+	d->eptp = d->ram_hpa = d->testdev_hpa = 0;
 	__atomic_store_n(&d->released, true, __ATOMIC_RELEASE);
 }
 
@@ -261,6 +263,11 @@ static bool alloc_ram(struct domain *d)
 	return true;
 }
 
+/*
+ * With testdev, pc-testdev's 64 KiB at TESTDEV_IOMEM_BASE are plain memory: QEMU emulates
+ * them as a device that reads back what was written, which is what RAM does, so the CPU
+ * runs every instruction on them itself, as a PC with memory there would.
+ */
 static bool map_ram(struct domain *d)
 {
 	d->eptp = ept_create();
@@ -268,6 +275,39 @@ static bool map_ram(struct domain *d)
 		not_started(d, "out of memory for its EPT");
 		return false;
 	}
+	if (!d->cfg.testdev)
+		return true;
+	d->testdev_hpa = frame_alloc_contig(TESTDEV_IOMEM_LEN / FRAME_SIZE, 1);
+	if (!d->testdev_hpa || !ept_map(d->eptp, TESTDEV_IOMEM_BASE, d->testdev_hpa,
+					TESTDEV_IOMEM_LEN, EPT_RWX)) {
+		not_started(d, "out of memory for its test device's RAM");
+		return false;
+	}
+	memset((void *)d->testdev_hpa, 0, TESTDEV_IOMEM_LEN);
+	return true;
+}
+
+/*
+ * The initrd= data module of a multiboot guest, copied on the page after the loaded image:
+ * mods_count 1 in its multiboot information, as QEMU's -initrd and GRUB's module give it.
+ * kvm-unit-tests reads its environment from it.
+ */
+static bool place_module(struct domain *d, const struct elf_info *info,
+			 const struct dom_data *data, struct guest_mbi_module *mod)
+{
+	uint64_t at = guest_module_place(info->load_hi, data->len, d->ram_size);
+
+	if (at == UINT64_MAX) {
+		not_started(d, "initrd '%s' (%lu bytes) does not fit in mem=%luM after the image "
+			    "(which ends at 0x%lx)", data->name, data->len, d->ram_size >> 20,
+			    info->load_hi);
+		return false;
+	}
+	memcpy((void *)(d->ram_hpa + at), data->start, data->len);
+	mod->start = at;
+	mod->end = at + data->len;
+	printk("perfvisor: domain %u (%s): module '%s', %lu bytes at 0x%lx\n", d->id, d->cfg.name,
+	       data->name, data->len, at);
 	return true;
 }
 
@@ -275,15 +315,13 @@ static bool map_ram(struct domain *d)
 static bool load_elf(struct domain *d, const void *image, uint64_t image_len,
 		     struct boot_start *start, uint64_t *boot)
 {
+	struct guest_mbi_module mod, *modp = (struct guest_mbi_module *)0;
+	const struct dom_data *data = (const struct dom_data *)0;
 	struct elf_info info;
 	char err[160];
 	const char *why;
 	uint32_t mbi;
 
-	if (d->cfg.initrd[0]) {
-		not_started(d, "initrd=%s is for a bzImage kernel, not an ELF image", d->cfg.initrd);
-		return false;
-	}
 	if (!elf_check(image, image_len, &info, err, sizeof(err))) {
 		not_started(d, "%s", err);
 		return false;
@@ -295,7 +333,18 @@ static bool load_elf(struct domain *d, const void *image, uint64_t image_len,
 			    "for its boot data", info.load_lo, info.load_hi, BOOT_SIZE >> 10);
 		return false;
 	}
-	if (guest_mbi_size(strlen(d->cfg.args)) > BOOT_SIZE - BOOT_MBI) {
+	if (d->cfg.initrd[0]) {
+		data = find_data(d->cfg.initrd);
+		if (!data) {
+			not_started(d, "initrd '%s' missing: no module has data=%s", d->cfg.initrd,
+				    d->cfg.initrd);
+			return false;
+		}
+		/* The module's string is the data module's name. */
+		mod.string = data->name;
+		modp = &mod;
+	}
+	if (guest_mbi_size(strlen(d->cfg.args), modp) > BOOT_SIZE - BOOT_MBI) {
 		not_started(d, "guest arguments too long (%zu characters; the multiboot information "
 			    "has %lu bytes)", strlen(d->cfg.args), BOOT_SIZE - BOOT_MBI);
 		return false;
@@ -310,6 +359,8 @@ static bool load_elf(struct domain *d, const void *image, uint64_t image_len,
 		not_started(d, "%s", err);
 		return false;
 	}
+	if (data && !place_module(d, &info, data, &mod))
+		return false;
 	if (!map_ram(d))
 		return false;
 	/* The ACPI tables in the BIOS area, unless the image itself loads there. */
@@ -327,7 +378,7 @@ static bool load_elf(struct domain *d, const void *image, uint64_t image_len,
 	if (info.is64)
 		write_boot_page_tables(d, *boot);
 	why = guest_mbi_build((void *)d->ram_hpa, d->ram_size, *boot + BOOT_MBI,
-			      BOOT_SIZE - BOOT_MBI, d->cfg.args, strlen(d->cfg.args), &mbi);
+			      BOOT_SIZE - BOOT_MBI, d->cfg.args, strlen(d->cfg.args), modp, &mbi);
 	if (why) {
 		not_started(d, "%s", why);
 		return false;

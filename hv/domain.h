@@ -8,6 +8,7 @@
 #include "lib/spinlock.h"
 #include "hv/domcfg.h"
 #include "hv/fwcfg.h"
+#include "hv/testdev.h"
 #include "hv/vcpu.h"
 #include "hv/vioapic.h"
 #include "hv/vuart.h"
@@ -37,6 +38,8 @@ struct domain {
 	struct fwcfg fwcfg;
 	struct vioapic ioapic;
 	struct spinlock ioapic_lock;
+	struct testdev testdev;		/* its register; used when cfg.testdev */
+	uint64_t testdev_hpa;		/* the test RAM at TESTDEV_IOMEM_BASE; 0: none */
 	struct pmu_domain pmu;
 	struct spinlock lock;
 	volatile enum dom_state state;
@@ -57,9 +60,17 @@ struct domain {
 extern struct domain domains[MAX_DOMAINS];
 extern unsigned num_domains;
 
-/* Host pointer for guest-physical [gpa, gpa+len), or NULL if not all inside the domain's RAM. */
+/*
+ * Host pointer for guest-physical [gpa, gpa+len), or NULL if not all inside the domain's RAM
+ * (or all inside its test device's RAM, which is memory like the rest).
+ */
 static inline void *dom_gpa_to_hva(struct domain *d, uint64_t gpa, uint64_t len)
 {
+	uint64_t off = gpa - TESTDEV_IOMEM_BASE;
+
+	if (d->testdev_hpa && gpa >= TESTDEV_IOMEM_BASE && off < TESTDEV_IOMEM_LEN &&
+	    len <= TESTDEV_IOMEM_LEN - off)
+		return (void *)(d->testdev_hpa + off);
 	if (gpa >= d->ram_size || len > d->ram_size - gpa)
 		return (void *)0;
 	return (void *)(d->ram_hpa + gpa);

@@ -68,18 +68,21 @@ enum dom_verdict dom_config_parse(unsigned index, const char *modstr, unsigned n
 		  .fatal = true },
 		{ .name = "tsc", .kind = CMDLINE_ENUM, .dest = &tsc, .words = tsc_words,
 		  .fatal = true },
+		{ .name = "x2apic", .kind = CMDLINE_BOOL, .dest = &cfg->x2apic, .fatal = true },
 		{ .name = "events", .kind = CMDLINE_SET, .dest = &cfg->events,
 		  .words = event_names, .fatal = true },
 		{ .name = "timeout", .kind = CMDLINE_UINT, .dest = &cfg->timeout_ms, .min = 1,
 		  .max = 86400000, .fatal = true },
 		{ .name = "initrd", .kind = CMDLINE_STR, .dest = cfg->initrd, .min = 1,
 		  .max = DOM_NAME_MAX, .chars = NAME_CHARS, .expect = NAME_EXPECT, .fatal = true },
+		{ .name = "testdev", .kind = CMDLINE_BOOL, .dest = &cfg->testdev, .fatal = true },
 	};
 	/* A silent first pass finds the name, so that every message can carry it. */
 	struct cmdline_parser p = { .opts = opts, .nopts = 1 };
 	int problems;
 
 	__builtin_memset(cfg, 0, sizeof(*cfg));
+	cfg->x2apic = true;
 	snprintk(cfg->name, sizeof(cfg->name), "dom%u", index);
 	cmdline_parse(&p, modstr);
 	snprintk(r.prefix, sizeof(r.prefix), "domain %u (%s): ", index, cfg->name);

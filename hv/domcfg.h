@@ -2,6 +2,7 @@
 #ifndef PERFVISOR_HV_DOMCFG_H
 #define PERFVISOR_HV_DOMCFG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define DOM_NAME_MAX	15
@@ -36,9 +37,11 @@ struct dom_config {
 	uint32_t pin[DOM_VCPUS_MAX];	/* PCPU numbers */
 	enum dom_acct acct;		/* default guest */
 	enum dom_tsc tsc;		/* default vcpu */
+	bool x2apic;			/* x2apic=off: CPUID hides x2APIC mode; default on */
 	uint64_t timeout_ms;		/* wall time after which the domain is killed; 0: none */
 	uint64_t events;		/* bit i: event_names[i] asked for; default none */
 	char initrd[DOM_NAME_MAX + 1];	/* initrd=: the data module of that name; "" none */
+	bool testdev;			/* testdev: QEMU's pc-testdev (hv/testdev.h), default off */
 	/* The guest's arguments, everything after "--", any length: inside the module string. */
 	const char *args;
 };

@@ -42,6 +42,7 @@ void exit_cpuid(struct vcpu *v, uint64_t qual)
 		/* Initial APIC ID and the number of logical processors (SDM Vol. 2A, EBX). */
 		r.ebx = (r.ebx & 0xFFFF) | ((uint32_t)v->dom->nvcpus << 16) | ((uint32_t)v->id << 24);
 		r.edx &= vapic_hw_enabled(&v->apic) ? ~0u : ~(1u << 9);	/* SDM Vol. 3A 11.4.3 */
+		r.ecx &= v->dom->cfg.x2apic ? ~0u : ~(1u << 21);	/* x2apic=off */
 		break;
 	case 4:
 		/* Cores sharing the package: the domain's VCPUs. */

@@ -1,6 +1,7 @@
 /* RDMSR/WRMSR exits: the vPMU, then the MSRs of hv/msr_table.c; the rest #GP as on hardware. */
 #include "lib/cpu.h"
 #include "hv/domain.h"
+#include "hv/irq.h"
 #include "hv/msr_table.h"
 #include "hv/sched.h"
 #include "hv/vmexit.h"
@@ -46,6 +47,14 @@ static bool msr_read(struct vcpu *v, uint32_t msr, uint64_t *val)
 
 	if (r != MSR_NOT_EMUL)
 		return r == MSR_OK;
+	if (msr >= VAPIC_MSR_FIRST && msr <= VAPIC_MSR_LAST) {
+		bool ok;
+
+		spin_lock(&v->lock);
+		ok = vapic_msr_read(&v->apic, msr, sched_guest_tsc(v), val);
+		spin_unlock(&v->lock);
+		return ok;
+	}
 	switch (msr) {
 	case MSR_IA32_APIC_BASE:
 		*val = vapic_get_base(&v->apic);
@@ -78,6 +87,18 @@ static bool msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
 
 	if (r != MSR_NOT_EMUL)
 		return r == MSR_OK;
+	if (msr >= VAPIC_MSR_FIRST && msr <= VAPIC_MSR_LAST) {
+		struct vapic_ipi ipi;
+		enum vapic_msr done;
+
+		/* SDM Vol. 3A 11.12.1.2: x2APIC mode's registers, never the host's x2APIC. */
+		spin_lock(&v->lock);
+		done = vapic_msr_write(&v->apic, msr, val, sched_guest_tsc(v), &ipi);
+		spin_unlock(&v->lock);
+		if (done != VAPIC_MSR_GP)
+			irq_apic_write_done(v, done == VAPIC_MSR_IPI ? &ipi : NULL);
+		return done != VAPIC_MSR_GP;
+	}
 	switch (msr) {
 	case MSR_IA32_TSC:
 		/* The guest sets its own TSC: only its offset changes (SDM Vol. 3C 27.3). */
@@ -94,7 +115,7 @@ static bool msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
 	case MSR_IA32_APIC_BASE: {
 		bool ok;
 
-		/* SDM Vol. 3A 11.4.3-11.4.4: enable, disable, relocate; no x2APIC. */
+		/* SDM Vol. 3A 11.4.3-11.4.4, 11.12.5: enable, disable, relocate, x2APIC mode. */
 		spin_lock(&v->lock);
 		ok = vapic_set_base(&v->apic, val, maxphyaddr());
 		spin_unlock(&v->lock);

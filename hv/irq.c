@@ -112,6 +112,20 @@ void irq_ioapic_eoi(struct vcpu *v, uint8_t vector)
 		sched_send_ipi(v, &msg);
 }
 
+void irq_apic_write_done(struct vcpu *v, const struct vapic_ipi *ipi)
+{
+	int eoi;
+
+	spin_lock(&v->lock);
+	eoi = v->apic.level_eoi;
+	v->apic.level_eoi = -1;
+	spin_unlock(&v->lock);
+	if (ipi)
+		sched_send_ipi(v, ipi);
+	if (eoi >= 0)
+		irq_ioapic_eoi(v, (uint8_t)eoi);
+}
+
 void irq_kick_pcpu(struct pcpu *p)
 {
 	/* SDM Vol. 3A 11.6.1: wait for the previous IPI to leave, then a fixed physical IPI. */

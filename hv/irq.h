@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 struct vcpu;
+struct vapic_ipi;
 
 /*
  * Host vectors (pmu/pmu.h has 0xF0). A kick makes the guest on that PCPU exit, or wakes that PCPU
@@ -29,6 +30,13 @@ void irq_deliver(struct vcpu *v);
  */
 void irq_ioapic_line(struct vcpu *v, unsigned pin, bool level);
 void irq_ioapic_eoi(struct vcpu *v, uint8_t vector);
+
+/*
+ * After v wrote a register of its own local APIC (MMIO or x2APIC MSR; v->lock released): sends
+ * the IPI the write asked for (ipi, or NULL), and gives the EOI of a level-triggered vector to
+ * the I/O APIC.
+ */
+void irq_apic_write_done(struct vcpu *v, const struct vapic_ipi *ipi);
 
 /*
  * t has a new event or became runnable: if it runs on another PCPU now, a host IPI makes it exit

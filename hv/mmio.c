@@ -13,22 +13,17 @@
 static void apic_access(struct vcpu *v, uint64_t gpa, unsigned size, bool write, uint64_t *val)
 {
 	struct vapic_ipi ipi;
-	bool send = false;
-	int eoi;
+	bool send;
 
 	spin_lock(&v->lock);
-	if (write)
-		send = vapic_write(&v->apic, gpa & 0xFFF, size, (uint32_t)*val,
-				   sched_guest_tsc(v), &ipi);
-	else
+	if (!write) {
 		*val = vapic_read(&v->apic, gpa & 0xFFF, size, sched_guest_tsc(v));
-	eoi = v->apic.level_eoi;
-	v->apic.level_eoi = -1;
+		spin_unlock(&v->lock);
+		return;
+	}
+	send = vapic_write(&v->apic, gpa & 0xFFF, size, (uint32_t)*val, sched_guest_tsc(v), &ipi);
 	spin_unlock(&v->lock);
-	if (send)
-		sched_send_ipi(v, &ipi);
-	if (eoi >= 0)
-		irq_ioapic_eoi(v, (uint8_t)eoi);
+	irq_apic_write_done(v, send ? &ipi : NULL);
 }
 
 static void ioapic_access(struct vcpu *v, uint64_t gpa, unsigned size, bool write, uint64_t *val)

@@ -13,6 +13,7 @@ enum msr_kind {
 	MSR_VMCS,		/* guest state in the VMCS, emulated in hv/exit_msr.c */
 	MSR_EMUL,		/* emulated here, per VCPU (struct msr_vcpu) */
 	MSR_PMU,		/* the virtual PMU's (pmu/vpmu_msr.c) */
+	MSR_APIC,		/* the virtual local APIC's in x2APIC mode (hv/vapic.c), else #GP */
 };
 
 struct msr_row {

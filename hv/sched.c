@@ -444,7 +444,7 @@ static void deliver_ipi(struct vcpu *t, const struct vapic_ipi *ipi)
 		/* SDM Vol. 3A 10.4.2: INIT puts an AP back to waiting for SIPI. */
 		if (t->id) {
 			spin_lock(&t->lock);
-			vapic_init(&t->apic, t->id);
+			vapic_init_ipi(&t->apic);
 			spin_unlock(&t->lock);
 			t->halted_for_good = false;
 			t->state = VCPU_WAIT_SIPI;

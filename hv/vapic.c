@@ -1,4 +1,4 @@
-/* A virtual local xAPIC per VCPU: MMIO registers, interrupt priorities, timer, IPIs and PMIs. */
+/* A virtual local APIC per VCPU (xAPIC MMIO or x2APIC MSRs): priorities, timer, IPIs and PMIs. */
 #include "hv/vapic.h"
 
 /* SDM Vol. 3A 11.4.8: version 0x14 (xAPIC); Max LVT Entry = six entries minus one, no CMCI. */
@@ -7,6 +7,16 @@
 #define SPIV_MASK	0x3ff		/* vector, software enable, focus checking */
 #define ICR_LO_MASK	0x000ccfff	/* delivery status (bit 12) always reads 0 */
 #define DCR_MASK	0x0b
+/*
+ * SDM Vol. 3A 11.12.9 (Figure 11-28): x2APIC's ICR has no delivery status; bits 12, 13, 16-17
+ * and 20-31 are reserved.
+ */
+#define X2_ICR_RESERVED	0xfff33000u
+/* Read-only LVT bits (Figure 11-8): delivery status, and the LINTs' remote IRR. */
+#define LVT_STATUS	(1u << 12)
+#define LVT_REMOTE_IRR	(1u << 14)
+/* SDM Vol. 3A 11.12.11: the SELF IPI register's bits 31:8 are reserved. */
+#define SELF_IPI_VECTOR	0xffu
 
 /* Writable bits of each LVT entry (SDM Vol. 3A Figure 11-8); no TSC-deadline mode (bit 18). */
 static const uint32_t lvt_mask[VAPIC_LVT_N] = {
@@ -50,12 +60,14 @@ static int highest_vec(const uint32_t *r)
 static void reset_regs(struct vapic *a)
 {
 	uint64_t base = a->base_msr;
-	uint8_t id = a->initial_id;
+	uint32_t id = a->initial_id;
+	bool no_x2apic = a->no_x2apic;
 	unsigned i;
 
 	__builtin_memset(a, 0, sizeof(*a));
 	a->id = a->initial_id = id;
 	a->base_msr = base;
+	a->no_x2apic = no_x2apic;
 	a->dfr = 0xffffffff;
 	a->spiv = 0xff;
 	a->level_eoi = -1;
@@ -63,11 +75,20 @@ static void reset_regs(struct vapic *a)
 		a->lvt[i] = APIC_LVT_MASKED;
 }
 
-void vapic_init(struct vapic *a, uint8_t id)
+void vapic_init(struct vapic *a, uint32_t id)
 {
 	a->initial_id = id;
 	a->base_msr = APIC_DEFAULT_BASE | APIC_BASE_ENABLE | (id ? 0 : APIC_BASE_BSP);
+	a->no_x2apic = false;
 	reset_regs(a);
+}
+
+void vapic_init_ipi(struct vapic *a)
+{
+	uint32_t id = a->id;
+
+	reset_regs(a);
+	a->id = id;
 }
 
 uint64_t vapic_get_base(const struct vapic *a)
@@ -80,31 +101,55 @@ bool vapic_hw_enabled(const struct vapic *a)
 	return a->base_msr & APIC_BASE_ENABLE;
 }
 
+bool vapic_x2apic(const struct vapic *a)
+{
+	return a->base_msr & APIC_BASE_EXTD;
+}
+
+/* SDM Vol. 3A 11.12.2: in x2APIC mode the MMIO page is not decoded, as if the APIC were off. */
 bool vapic_page(const struct vapic *a, uint64_t gpa)
 {
-	return vapic_hw_enabled(a) && (gpa & ~0xfffull) == (a->base_msr & ~0xfffull);
+	return vapic_hw_enabled(a) && !vapic_x2apic(a) &&
+	       (gpa & ~0xfffull) == (a->base_msr & ~0xfffull);
 }
 
 /*
  * SDM Vol. 3A 11.4.4 (Figure 11-5): bits 7:0 and 9 are reserved, as are the base bits at and
- * above MAXPHYADDR; bit 10 (EXTD) too, since CPUID offers no x2APIC (11.12.1).
+ * above MAXPHYADDR, and EXTD without x2APIC in CPUID (11.12.1). EN and EXTD move between the
+ * states of 11.12.5 (Figure 11-27).
  */
 bool vapic_set_base(struct vapic *a, uint64_t val, unsigned maxphyaddr)
 {
-	uint64_t reserved = 0x2ff | APIC_BASE_EXTD;
+	uint64_t reserved = 0x2ff | (a->no_x2apic ? APIC_BASE_EXTD : 0);
+	bool en = val & APIC_BASE_ENABLE, extd = val & APIC_BASE_EXTD;
 
 	if (maxphyaddr < 64)
 		reserved |= ~0ull << maxphyaddr;
 	if (val & reserved)
 		return false;
+	/* EXTD without EN is invalid; x2APIC goes only to disabled, disabled only to xAPIC. */
+	if ((extd && !en) || (vapic_x2apic(a) && en && !extd) || (!vapic_hw_enabled(a) && extd))
+		return false;
 	/* SDM Vol. 3A 11.4.3: a hardware disable loses the APIC's state (back to power-up). */
-	if (vapic_hw_enabled(a) && !(val & APIC_BASE_ENABLE)) {
+	if (vapic_hw_enabled(a) && !en) {
 		a->base_msr = val;
 		reset_regs(a);
 		return true;
 	}
+	/* SDM Vol. 3A 11.12.5.1: in x2APIC mode the ID is the read-only x2APIC ID. */
+	if (extd)
+		a->id = a->initial_id;
 	a->base_msr = val;
 	return true;
+}
+
+/*
+ * SDM Vol. 3A 11.12.10.2: the logical x2APIC ID is derived from the x2APIC ID: cluster ID[19:4]
+ * in bits 31:16, and bit ID[3:0] set in bits 15:0.
+ */
+static uint32_t x2apic_ldr(const struct vapic *a)
+{
+	return (a->id >> 4) << 16 | 1u << (a->id & 0xf);
 }
 
 static bool deliver_fixed(struct vapic *a, unsigned vector);
@@ -312,12 +357,13 @@ bool vapic_has_event(const struct vapic *a)
 }
 
 /*
- * SDM Vol. 3A 11.6.2: physical or logical (flat or cluster) destination, 0xFF broadcasts.
+ * SDM Vol. 3A 11.6.2: physical or logical (flat or cluster) destination, 0xFF broadcasts;
+ * x2APIC mode (11.12.10): 32-bit IDs, cluster logical IDs, 0xFFFFFFFF broadcasts.
  * A disabled APIC is like none (11.4.3): it receives nothing.
  */
 bool vapic_is_target(const struct vapic *a, const struct vapic_ipi *ipi, bool self)
 {
-	uint8_t ldr = a->ldr >> 24;
+	uint32_t ldr = a->ldr >> 24;
 
 	if (!vapic_hw_enabled(a))
 		return false;
@@ -329,10 +375,16 @@ bool vapic_is_target(const struct vapic *a, const struct vapic_ipi *ipi, bool se
 	case VAPIC_SH_OTHERS:
 		return !self;
 	}
-	if (ipi->dest == 0xff)
+	if (ipi->dest == (ipi->x2apic ? 0xffffffffu : 0xff))
 		return true;
 	if (!ipi->logical)
 		return ipi->dest == a->id;
+	if (vapic_x2apic(a)) {
+		ldr = x2apic_ldr(a);
+		return (ldr >> 16) == (ipi->dest >> 16) && (ldr & ipi->dest & 0xffff);
+	}
+	if (ipi->dest > 0xff)
+		return false;	/* an xAPIC's logical IDs have 8 bits */
 	if (a->dfr >> 28 == 0xf)
 		return ldr & ipi->dest;
 	return (ldr >> 4) == (ipi->dest >> 4) && (ldr & ipi->dest & 0xf);
@@ -403,7 +455,8 @@ static bool send_ipi(struct vapic *a, struct vapic_ipi *ipi)
 	ipi->vector = a->icr_lo & 0xff;
 	ipi->shorthand = a->icr_lo >> 18 & 3;
 	ipi->logical = a->icr_lo & APIC_ICR_LOGICAL;
-	ipi->dest = a->icr_hi >> 24;
+	ipi->x2apic = vapic_x2apic(a);
+	ipi->dest = ipi->x2apic ? a->icr_hi : a->icr_hi >> 24;
 	ipi->level = false;
 	/* An INIT level de-assert only resynchronizes arbitration IDs (11.4.7.4): not sent. */
 	if (ipi->mode == VAPIC_DM_INIT && !(a->icr_lo & APIC_ICR_ASSERT))
@@ -415,14 +468,12 @@ static bool send_ipi(struct vapic *a, struct vapic_ipi *ipi)
 	return true;
 }
 
-bool vapic_write(struct vapic *a, unsigned off, unsigned size, uint32_t val, uint64_t now,
-		 struct vapic_ipi *ipi)
+/* A register write of either mode, once the mode's own checks passed; true: *ipi is to be sent. */
+static bool write_reg(struct vapic *a, unsigned off, uint32_t val, uint64_t now,
+		      struct vapic_ipi *ipi)
 {
 	unsigned i;
 
-	if (off >= 0x1000 || (off & 0xf) || size != 4)
-		return false;
-	vapic_timer_update(a, now);
 	if (off >= APIC_LVT_TIMER && off < APIC_TIMER_ICR) {
 		i = (off - APIC_LVT_TIMER) >> 4;
 		a->lvt[i] = val & lvt_mask[i];
@@ -491,4 +542,126 @@ bool vapic_write(struct vapic *a, unsigned off, unsigned size, uint32_t val, uin
 		break;
 	}
 	return false;
+}
+
+bool vapic_write(struct vapic *a, unsigned off, unsigned size, uint32_t val, uint64_t now,
+		 struct vapic_ipi *ipi)
+{
+	if (off >= 0x1000 || (off & 0xf) || size != 4)
+		return false;
+	vapic_timer_update(a, now);
+	return write_reg(a, off, val, now, ipi);
+}
+
+/* What an x2APIC register is (SDM Vol. 3A table 11-6); RSVD: no register at that MSR. */
+enum x2_kind { X2_RSVD, X2_RO, X2_WO, X2_RW };
+
+/*
+ * The register's kind and, for one software writes, the bits of a WRMSR that are not reserved
+ * (a 1 elsewhere, bits 63:32 included, #GPs: 11.12.1.3).
+ */
+static enum x2_kind x2_reg(unsigned off, uint32_t *defined)
+{
+	unsigned lvt;
+
+	if ((off >= APIC_ISR && off < APIC_ESR) || off == APIC_ID || off == APIC_VERSION ||
+	    off == APIC_PPR || off == APIC_LDR || off == APIC_TIMER_CCR)
+		return X2_RO;
+	if (off >= APIC_LVT_TIMER && off < APIC_TIMER_ICR) {
+		lvt = (off - APIC_LVT_TIMER) >> 4;
+		*defined = lvt_mask[lvt] | LVT_STATUS |
+			   (lvt == VAPIC_LVT_LINT0 || lvt == VAPIC_LVT_LINT1 ? LVT_REMOTE_IRR : 0);
+		return X2_RW;
+	}
+	switch (off) {
+	case APIC_EOI:
+		*defined = 0;		/* table 11-6: a non-zero write #GPs */
+		return X2_WO;
+	case APIC_SELF_IPI:
+		*defined = SELF_IPI_VECTOR;
+		return X2_WO;
+	case APIC_TPR:
+		*defined = 0xff;
+		return X2_RW;
+	case APIC_SPIV:
+		*defined = SPIV_MASK;	/* no EOI-broadcast suppression (bit 12, VERSION bit 24) */
+		return X2_RW;
+	case APIC_ESR:
+		*defined = 0;		/* table 11-6: a non-zero write #GPs */
+		return X2_RW;
+	case APIC_ICR_LO:
+		*defined = ~X2_ICR_RESERVED;
+		return X2_RW;
+	case APIC_TIMER_ICR:
+		*defined = 0xffffffff;
+		return X2_RW;
+	case APIC_TIMER_DCR:
+		*defined = DCR_MASK;
+		return X2_RW;
+	default:
+		return X2_RSVD;	/* APR, RRD, DFR, ICR high, CMCI and the unused offsets */
+	}
+}
+
+bool vapic_msr_read(struct vapic *a, uint32_t msr, uint64_t now, uint64_t *val)
+{
+	unsigned off = (msr - VAPIC_MSR_FIRST) << 4;
+	uint32_t defined;
+	enum x2_kind k;
+
+	if (!vapic_x2apic(a) || msr < VAPIC_MSR_FIRST || msr > VAPIC_MSR_LAST)
+		return false;
+	k = x2_reg(off, &defined);
+	if (k == X2_RSVD || k == X2_WO)
+		return false;
+	vapic_timer_update(a, now);
+	switch (off) {
+	case APIC_ID:
+		*val = a->id;
+		break;
+	case APIC_LDR:
+		*val = x2apic_ldr(a);
+		break;
+	case APIC_ICR_LO:
+		*val = (uint64_t)a->icr_hi << 32 | a->icr_lo;
+		break;
+	default:
+		*val = read_reg(a, off, now);
+		break;
+	}
+	return true;
+}
+
+enum vapic_msr vapic_msr_write(struct vapic *a, uint32_t msr, uint64_t val, uint64_t now,
+			       struct vapic_ipi *ipi)
+{
+	unsigned off = (msr - VAPIC_MSR_FIRST) << 4;
+	uint32_t defined = 0;
+	enum x2_kind k;
+
+	if (!vapic_x2apic(a) || msr < VAPIC_MSR_FIRST || msr > VAPIC_MSR_LAST)
+		return VAPIC_MSR_GP;
+	k = x2_reg(off, &defined);
+	if (k == X2_RSVD || k == X2_RO)
+		return VAPIC_MSR_GP;
+	/* Only the ICR has 64 bits. */
+	if ((off != APIC_ICR_LO && val >> 32) || ((uint32_t)val & ~defined))
+		return VAPIC_MSR_GP;
+	vapic_timer_update(a, now);
+	if (off == APIC_SELF_IPI) {
+		/* A fixed, edge-triggered IPI to self; the ICR keeps its value. */
+		*ipi = (struct vapic_ipi){ .mode = VAPIC_DM_FIXED, .vector = (uint8_t)val,
+					   .shorthand = VAPIC_SH_SELF, .x2apic = true };
+		if (ipi->vector < 16) {
+			raise_error(a, APIC_ESR_SEND_ILLEGAL);
+			return VAPIC_MSR_OK;
+		}
+		return VAPIC_MSR_IPI;
+	}
+	if (off == APIC_ICR_LO) {
+		a->icr_hi = val >> 32;
+		a->icr_lo = (uint32_t)val;
+		return send_ipi(a, ipi) ? VAPIC_MSR_IPI : VAPIC_MSR_OK;
+	}
+	return write_reg(a, off, (uint32_t)val, now, ipi) ? VAPIC_MSR_IPI : VAPIC_MSR_OK;
 }

@@ -1,4 +1,4 @@
-/* A virtual local xAPIC per VCPU: MMIO registers, interrupt priorities, timer, IPIs and PMIs. */
+/* A virtual local APIC per VCPU (xAPIC MMIO or x2APIC MSRs): priorities, timer, IPIs and PMIs. */
 #ifndef PERFVISOR_HV_VAPIC_H
 #define PERFVISOR_HV_VAPIC_H
 
@@ -8,6 +8,10 @@
 #include "include/x86/apic.h"
 
 #define VAPIC_NO_DEADLINE	UINT64_MAX
+
+/* The x2APIC registers' MSRs: 0x800 + MMIO offset / 16 (SDM Vol. 3A 11.12.1.2, table 11-6). */
+#define VAPIC_MSR_FIRST		0x800u
+#define VAPIC_MSR_LAST		0x8FFu
 
 /* LVT entries in register order from 0x320. */
 enum vapic_lvt {
@@ -44,7 +48,8 @@ struct vapic_ipi {
 	uint8_t vector;		/* fixed/lowest: vector; SIPI: start page */
 	uint8_t shorthand;	/* enum vapic_shorthand */
 	bool logical;		/* dest is a logical (LDR) destination, else an APIC ID */
-	uint8_t dest;		/* ICR bits 63:56 */
+	bool x2apic;		/* dest has x2APIC's 32 bits (broadcast 0xFFFFFFFF), else 8 */
+	uint32_t dest;		/* ICR bits 63:56 in xAPIC mode, 63:32 in x2APIC mode */
 	bool level;		/* an IOAPIC's level-triggered pin: its EOI goes back (TMR) */
 };
 
@@ -55,10 +60,18 @@ enum vapic_pmi {
 	VAPIC_PMI_NMI,		/* the caller must inject an NMI */
 };
 
+/* What vapic_msr_write() did. */
+enum vapic_msr {
+	VAPIC_MSR_GP,		/* the WRMSR raises #GP and changes nothing */
+	VAPIC_MSR_OK,
+	VAPIC_MSR_IPI,		/* done, and *ipi is to be sent */
+};
+
 struct vapic {
-	uint8_t id;		/* the ID register: routing uses it */
-	uint8_t initial_id;	/* CPUID's initial APIC ID, restored by a reset */
+	uint32_t id;		/* the ID register (8 bits in xAPIC mode): routing uses it */
+	uint32_t initial_id;	/* CPUID's initial APIC ID, the x2APIC ID; restored by a reset */
 	uint64_t base_msr;	/* IA32_APIC_BASE */
+	bool no_x2apic;		/* CPUID hides x2APIC mode (EXTD reserved); resets keep it */
 	unsigned nmi_pending;	/* NMIs waiting: 2 at most, 1 while NMIs are blocked */
 	uint32_t tpr, ldr, dfr, spiv, icr_lo, icr_hi;
 	uint32_t esr;		/* what the guest reads */
@@ -73,23 +86,32 @@ struct vapic {
 };
 
 /*
- * Power-up state, also the state after INIT (SDM Vol. 3A 11.4.7.1, 11.4.7.3): enabled in xAPIC
- * mode at APIC_DEFAULT_BASE; APIC ID 0 is the bootstrap processor.
+ * Power-up state (SDM Vol. 3A 11.4.7.1): enabled in xAPIC mode at APIC_DEFAULT_BASE; APIC ID 0 is
+ * the bootstrap processor; x2APIC mode offered.
  */
-void vapic_init(struct vapic *a, uint8_t id);
+void vapic_init(struct vapic *a, uint32_t id);
 
 /*
- * IA32_APIC_BASE. vapic_set_base() returns false when the write must raise #GP: reserved
- * bits, including those at and above maxphyaddr, and EXTD (no x2APIC is offered). Clearing
- * the enable bit disables the APIC in hardware and returns it to its power-up state (SDM Vol. 3A
- * 11.4.3); setting it again enables it in that state. The base may move (the page is emulated
- * where nothing else is mapped).
+ * An INIT IPI (SDM Vol. 3A 11.4.7.3, 11.12.5.1): the registers go back to their power-up values
+ * but IA32_APIC_BASE (so x2APIC mode) and the APIC ID stay.
+ */
+void vapic_init_ipi(struct vapic *a);
+
+/*
+ * IA32_APIC_BASE. vapic_set_base() returns false when the write must raise #GP: reserved bits,
+ * including those at and above maxphyaddr and EXTD when no_x2apic, and the transitions SDM Vol.
+ * 3A 11.12.5 forbids (EXTD without EN; x2APIC to xAPIC; disabled to x2APIC). Clearing the enable
+ * bit disables the APIC in hardware and returns it to its power-up state (SDM Vol. 3A 11.4.3);
+ * setting it again enables it in that state, in xAPIC mode. The base may move (the page is
+ * emulated where nothing else is mapped).
  */
 uint64_t vapic_get_base(const struct vapic *a);
 bool vapic_set_base(struct vapic *a, uint64_t val, unsigned maxphyaddr);
 /* Whether the APIC is enabled in IA32_APIC_BASE: CPUID.1:EDX.APIC follows it (SDM Vol. 3A 11.4.3). */
 bool vapic_hw_enabled(const struct vapic *a);
-/* Whether guest-physical gpa is in the register page of this enabled APIC. */
+/* Whether the APIC is in x2APIC mode (IA32_APIC_BASE.EXTD, SDM Vol. 3A 11.12.1). */
+bool vapic_x2apic(const struct vapic *a);
+/* Whether guest-physical gpa is in the register page of this APIC, enabled in xAPIC mode. */
 bool vapic_page(const struct vapic *a, uint64_t gpa);
 
 /*
@@ -104,7 +126,22 @@ uint32_t vapic_read(struct vapic *a, unsigned off, unsigned size, uint64_t now);
 bool vapic_write(struct vapic *a, unsigned off, unsigned size, uint32_t val, uint64_t now,
 		 struct vapic_ipi *ipi);
 
-/* Whether this APIC is a destination of ipi (never while disabled); self: it is the sender's. */
+/*
+ * x2APIC mode's RDMSR and WRMSR of msr (VAPIC_MSR_FIRST..VAPIC_MSR_LAST) at guest TSC now, by
+ * SDM Vol. 3A table 11-6. Both #GP (false, VAPIC_MSR_GP) outside x2APIC mode (11.12.2), for an
+ * MSR with no register, a read of a write-only one (EOI, SELF IPI), a write of a read-only one,
+ * and a write that sets a reserved bit (bits 63:32 of all but the ICR, 11.12.1.3; a non-zero EOI
+ * or ESR write). Writing the ICR or SELF IPI fills *ipi (VAPIC_MSR_IPI).
+ */
+bool vapic_msr_read(struct vapic *a, uint32_t msr, uint64_t now, uint64_t *val);
+enum vapic_msr vapic_msr_write(struct vapic *a, uint32_t msr, uint64_t val, uint64_t now,
+			       struct vapic_ipi *ipi);
+
+/*
+ * Whether this APIC is a destination of ipi (never while disabled); self: it is the sender's.
+ * An APIC in x2APIC mode matches its x2APIC ID, or its logical ID derived from it (SDM Vol. 3A
+ * 11.12.10); an 8-bit destination (xAPIC ICR, I/O APIC) reaches it as the same number.
+ */
 bool vapic_is_target(const struct vapic *a, const struct vapic_ipi *ipi, bool self);
 
 /* A fixed, edge-triggered interrupt arrives (IPI or device). */

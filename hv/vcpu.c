@@ -114,6 +114,7 @@ int vcpu_init(struct vcpu *v, struct domain *d, unsigned id)
 	v->id = id;
 	v->state = id ? VCPU_WAIT_SIPI : VCPU_RUNNABLE;
 	vapic_init(&v->apic, id);
+	v->apic.no_x2apic = !d->cfg.x2apic;
 	pmu_vcpu_init(&v->pmu, &d->pmu, id);
 	/* The x87/SSE power-on state (SDM Vol. 1 table 8-1 and 10.2.3): FCW 0x37F, MXCSR 0x1F80. */
 	*(uint16_t *)&v->fpu[0] = 0x37F;

@@ -55,6 +55,7 @@ static void message(const struct vioapic *io, unsigned pin, struct vapic_ipi *ms
 	msg->vector = rte & IOAPIC_RTE_VECTOR;
 	msg->shorthand = VAPIC_SH_NONE;
 	msg->logical = rte & IOAPIC_RTE_LOGICAL;
+	msg->x2apic = false;	/* 8-bit destinations: 0xFF broadcasts */
 	msg->dest = rte >> IOAPIC_RTE_DEST_SHIFT;
 	msg->level = rte & IOAPIC_RTE_LEVEL;
 }

@@ -10,6 +10,7 @@
 #define MB_BOOT_MAGIC	0x2BADB002
 #define MB_INFO_MEM	(1u << 0)
 #define MB_INFO_CMDLINE	(1u << 2)
+#define MB_INFO_MODS	(1u << 3)
 #define MB_INFO_MMAP	(1u << 6)
 #define MB_MMAP_RAM	1
 
@@ -24,6 +25,13 @@ struct mb_info {
 	uint32_t syms[4];
 	uint32_t mmap_length;
 	uint32_t mmap_addr;
+};
+
+struct mb_module {
+	uint32_t start;
+	uint32_t end;
+	uint32_t string;
+	uint32_t reserved;
 };
 
 /* `size` counts the bytes after itself. */
@@ -59,6 +67,12 @@ struct mb_mmap_entry {
 #define FAIL_APIC	0x20
 #define FAIL_TIMER	0x40
 #define EXIT_UNEXPECTED	0x80
+#define FAIL_MODULE	0x100
+
+#define PAGE_SIZE	0x1000u
+#define HIGH_RAM	0x100000u
+#define MODULE_LINES	4	/* lines of the module printed, each up to LINE_MAX bytes */
+#define LINE_MAX	80
 
 struct idt_gate {
 	uint16_t offset_low;
@@ -333,6 +347,56 @@ static uint32_t check_fwcfg(const struct mb_info *mbi)
 	return fails;
 }
 
+/* Prints the module's first lines as "mb32: module line: TEXT", text only, up to the end. */
+static void print_module_lines(const char *p, const char *end)
+{
+	for (int line = 0; line < MODULE_LINES && p < end; line++) {
+		puts("mb32: module line: ");
+		for (int n = 0; p < end && *p != '\n' && n < LINE_MAX; p++, n++)
+			putc(*p >= 0x20 && *p < 0x7F ? *p : '?');
+		while (p < end && *p++ != '\n')
+			;
+		putc('\n');
+	}
+}
+
+/*
+ * With mods=1 on the command line, one module as QEMU's -initrd or GRUB's module gives it
+ * (multiboot 0.6.96 3.3): the flag, mods_count 1, on a page boundary (the header's
+ * MULTIBOOT_PAGE_ALIGN), in RAM above 1 MiB, clear of the kernel and of the info structure.
+ */
+static uint32_t check_module(const struct mb_info *mbi)
+{
+	const char *cmdline = (mbi->flags & MB_INFO_CMDLINE) ?
+			      (const char *)(uintptr_t)mbi->cmdline : "";
+	uint64_t ram_end = ((uint64_t)mbi->mem_upper + 1024) << 10;
+	uint32_t want, kend = (uint32_t)(uintptr_t)kernel_end, info = (uint32_t)(uintptr_t)mbi;
+	const struct mb_module *m;
+	bool placed;
+
+	if (!cmdline_uint(cmdline, "mods", &want) || want != 1)
+		return 0;
+	if (verdict("one module", (mbi->flags & MB_INFO_MODS) && mbi->mods_count == 1,
+		    FAIL_MODULE))
+		return FAIL_MODULE;
+	m = (const struct mb_module *)(uintptr_t)mbi->mods_addr;
+	puts("mb32: module '");
+	puts(m->string ? (const char *)(uintptr_t)m->string : "");
+	puts("', ");
+	put_uint(m->end - m->start);
+	puts(" bytes at ");
+	put_hex(m->start);
+	putc('\n');
+	placed = m->start % PAGE_SIZE == 0 && m->start >= HIGH_RAM && m->start >= kend &&
+		 m->end >= m->start && m->end <= ram_end &&
+		 (info + sizeof(*mbi) <= m->start || info >= m->end);
+	if (verdict("module page-aligned in RAM above 1 MiB, clear of the kernel and the info",
+		    placed, FAIL_MODULE))
+		return FAIL_MODULE;
+	print_module_lines((const char *)(uintptr_t)m->start, (const char *)(uintptr_t)m->end);
+	return 0;
+}
+
 /* Spins with interrupts on until the timer has fired `want` times, or gives up; returns the spins. */
 static uint32_t wait_timer(uint32_t want)
 {
@@ -444,6 +508,7 @@ void kmain(uint32_t magic, const struct mb_info *mbi)
 	if (fails & FAIL_MAGIC)
 		finish(fails);
 	fails |= check_fwcfg(mbi);
+	fails |= check_module(mbi);
 	fails |= check_apic();
 	finish(fails);
 }

@@ -15,7 +15,8 @@ MB32_OBJS := $(MB32_OBJ)/entry.S.o $(MB32_OBJ)/kernel.c.o
 
 # An ELF image cut short inside its section headers: the loader must refuse it by name.
 MB32_TRUNCATED_BYTES := 3000
-MB32_IMAGES := $(MB32_OUT)/mb32.elf $(MB32_OUT)/truncated.elf $(MB32_OUT)/mb32low.elf
+MB32_IMAGES := $(MB32_OUT)/mb32.elf $(MB32_OUT)/truncated.elf $(MB32_OUT)/mb32low.elf \
+	$(MB32_OUT)/mb32-env.txt
 
 .PHONY: guests
 guests: $(MB32_IMAGES)
@@ -39,6 +40,13 @@ $(MB32_OBJ)/%.S.o: guest-stub/mb32/%.S guest-stub/mb32/mb32.mk
 	@mkdir -p $(@D)
 	@echo "  AS      $<"
 	$(Q)gcc $(MB32_CFLAGS) -c -o $@ $<
+
+# The module mb32 prints when its command line says mods=1: an environment in the form
+# kvm-unit-tests reads from its first module (NAME=VALUE lines).
+$(MB32_OUT)/mb32-env.txt: guest-stub/mb32/mb32.mk
+	@mkdir -p $(@D)
+	@echo "  GEN     $@"
+	$(Q)printf 'TEST_DEVICE=0\nGREETING=a multiboot module for mb32\n' >$@
 
 $(MB32_OUT)/truncated.elf: $(MB32_OUT)/hello.elf guest-stub/mb32/mb32.mk
 	@echo "  HEAD    $@"

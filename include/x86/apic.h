@@ -32,6 +32,7 @@
 #define APIC_TIMER_ICR		0x380
 #define APIC_TIMER_CCR		0x390
 #define APIC_TIMER_DCR		0x3E0
+#define APIC_SELF_IPI		0x3F0	/* x2APIC mode only (SDM Vol. 3A 11.12.11) */
 
 /* Spurious-interrupt vector register: APIC software enable (SDM Vol. 3A 11.9). */
 #define APIC_SPIV_ENABLE	(1u << 8)

@@ -6,6 +6,7 @@
 
 #define RFLAGS_TF	X86_BIT(8)	/* trap flag: single-step */
 #define RFLAGS_IF	X86_BIT(9)	/* maskable interrupts enabled */
+#define RFLAGS_DF	X86_BIT(10)	/* direction: string instructions step down */
 #define RFLAGS_RF	X86_BIT(16)	/* resume flag: no instruction breakpoint on the next */
 
 #endif

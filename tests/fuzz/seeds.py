@@ -288,6 +288,21 @@ def devices():
         wr(0x300, 0x80A50) + u8(7) + u8(0) + u8(1)
     write("vapic", "timer-ipi-pmi", u8(0) + ops)
 
+    # Operation 7: sub-operation byte (1: IA32_APIC_BASE with EN, EXTD in bits 3:2; 2, 3: RDMSR,
+    # WRMSR of 0x800 + the register byte), then a 64-bit operand.
+    def base(en, extd):
+        return u8(7) + u8(0) + u8(1 | en << 3 | extd << 2) + u64(0)
+
+    def msr(n, val=None):
+        return u8(7) + u8(n - 0x800) + u8(2 if val is None else 3) + u64(val or 0)
+
+    x2 = wr(0xF0, 0x1FF) + base(1, 1) + msr(0x802) + msr(0x80D) + msr(0x80F, 0x1FF) + \
+        msr(0x808, 0x20) + msr(0x832, 0x20040) + msr(0x83E, 0xB) + msr(0x838, 100) + \
+        advance(250) + msr(0x839) + msr(0x830, (5 << 32) | 0x4050) + msr(0x83F, 0x51) + \
+        msr(0x80B, 1) + msr(0x80B, 0) + msr(0x828, 0) + msr(0x80E) + base(1, 0) + \
+        base(0, 0) + base(0, 1) + base(1, 0) + u8(7) + u8(0) + u8(0)
+    write("vapic", "x2apic", u8(3) + x2)
+
 
 def bzimage_image(init_size, kernel_len=4096):
     """A setup header as guest-stub/bzstub/mkbzimage.py writes it, and a kernel of zeros."""

@@ -27,6 +27,12 @@ SUMMARY = re.compile(r"^\[kut\] SUMMARY: (\d+) tests(?:, (\d+) unexpected failur
 DOM_EXIT = re.compile(r"^perfvisor:   domain 0 \(kut\): exit code (-?\d+),")
 DOM_FATE = re.compile(r"^perfvisor:   domain 0 \(kut\): (killed|not started): (.*)$")
 HV_EXIT = re.compile(r"^perfvisor: EXIT (\d+)$")
+# The environment kvm-unit-tests reads from its first multiboot module (lib/x86/setup.c), as
+# its own scripts/arch-run.bash passes one with QEMU's -initrd. TEST_DEVICE=0: in this
+# kvm-unit-tests every reader of it asks "is this KVM?", not "is pc-testdev there?" (the
+# device itself is offered: testdev below); docs/kut.md, "TEST_DEVICE", says why.
+KUT_ENV = {"TEST_DEVICE": "0"}
+ENV_DATA = "kutenv"
 
 
 def parse_unittests(path):
@@ -90,12 +96,25 @@ def test_args(entry):
     return m.group(1).strip("'\"") if m else ""
 
 
+def cpu_options(entry):
+    """Domain options for CPU features qemu_params takes away: -x2apic (the xapic entry)."""
+    params = entry.get("qemu_params", "") + " " + entry.get("extra_params", "")
+    return " x2apic=off" if re.search(r"-cpu\s+\S*,-x2apic\b", params) else ""
+
+
 def module_line(entry, flat, vcpus, mem):
     # kvm-unit-tests takes argv[0] from the command line's first word (QEMU puts the
-    # kernel's path there), so the file name goes first, as QEMU would give it.
+    # kernel's path there), so the file name goes first, as QEMU would give it. The domain
+    # gets QEMU's pc-testdev, which kvm-unit-tests' scripts always add, and the environment.
     args = test_args(entry)
-    return (f"module {flat} name=kut vcpus={vcpus} mem={mem}M -- "
+    return (f"module {flat} name=kut vcpus={vcpus} mem={mem}M{cpu_options(entry)} testdev "
+            f"initrd={ENV_DATA} -- "
             f"x86/{os.path.basename(flat)}{' ' + args if args else ''}\n")
+
+
+def env_text():
+    """The environment module's content: NAME=VALUE lines."""
+    return "".join(f"{k}={v}\n" for k, v in KUT_ENV.items())
 
 
 def judge(serial, status):
@@ -154,10 +173,14 @@ def run_entry(entry, kut, args, logdir):
     mem = guest_mem_mib(entry)
     os.makedirs(logdir, exist_ok=True)
     scenario = os.path.join(logdir, "scenario.cfg")
+    env = os.path.abspath(os.path.join(logdir, "env"))
+    with open(env, "w", encoding="utf-8") as f:
+        f.write(env_text())
     with open(scenario, "w", encoding="utf-8") as f:
         f.write(f"# kvm-unit-tests entry [{entry['name']}], written by tests/kut/run.py\n")
         f.write("multiboot perfvisor.elf\n")
         f.write(module_line(entry, flat, vcpus, mem))
+        f.write(f"module {env} data={ENV_DATA}\n")
     start = time.monotonic()
     cmd = ["scripts/run-emu.sh", "--emu", args.emu, "--cpus", str(vcpus),
            "--mem", str(mem + EMU_MEM_EXTRA_MIB), "--timeout", str(args.timeout),

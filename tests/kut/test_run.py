@@ -66,8 +66,15 @@ def main():
          and run.selected(one, ["on*"], []) and run.selected(one, [], ["g1"])),
         ("skip table covers nested VMX", run.skip_reason({"name": "vmx_pf_vpid_test"},
                                                          run.read_skip_table(run.SKIP_TABLE))),
-        ("argv[0] first in the module string", run.module_line(one, "/k/x86/a.flat", 2, 128)
-         == "module /k/x86/a.flat name=kut vcpus=2 mem=128M -- x86/a.flat x y\n"),
+        ("argv[0] first in the module string, the test device and the environment module",
+         run.module_line(one, "/k/x86/a.flat", 2, 128)
+         == "module /k/x86/a.flat name=kut vcpus=2 mem=128M testdev initrd=kutenv -- "
+            "x86/a.flat x y\n"),
+        ("the environment says TEST_DEVICE=0", run.env_text() == "TEST_DEVICE=0\n"),
+        ("-x2apic in qemu_params: x2apic=off",
+         run.cpu_options({"qemu_params": "-cpu qemu64,-x2apic,+tsc-deadline"}) == " x2apic=off"
+         and run.cpu_options({"qemu_params": "-cpu qemu64,+x2apic,+tsc-deadline"}) == ""
+         and run.cpu_options(one) == ""),
     ]
     for name, ok in checks:
         n += 1

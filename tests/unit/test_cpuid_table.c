@@ -113,8 +113,12 @@ static void named_rules(void)
 	check(v == (1u << 1), "TSC_ADJUST is offered on any host (emulated)");
 	v = ~0u;
 	cpuid_filter(1, 0x1234, CPUID_ECX, false, &v);
-	check(!(v & (1u << 21)) && (v & (1u << 31)),
-	      "leaf 1 is filtered whatever ECX holds (no subleaves): x2APIC clear, hypervisor set");
+	check(!(v & (1u << 5)) && (v & (1u << 31)),
+	      "leaf 1 is filtered whatever ECX holds (no subleaves): VMX clear, hypervisor set");
+	v = 0;
+	cpuid_filter(1, 0, CPUID_ECX, false, &v);
+	check((v & (1u << 21)) && msr_lookup(0x802) && msr_lookup(0x802)->kind == MSR_APIC,
+	      "x2APIC is offered on any host (the virtual APIC's mode), its MSRs are the vAPIC's");
 	v = ~0u;
 	cpuid_filter(7, 1, CPUID_EBX, true, &v);
 	check(v == 0, "leaf 7 subleaf 1 offers nothing");

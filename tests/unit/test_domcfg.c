@@ -250,10 +250,53 @@ static void test_initrd_and_data(void)
 	}
 }
 
+/* testdev: off unless named; the bare key or a yes turns it on; any other value stops the domain. */
+static void test_testdev(void)
+{
+	struct msgs got = { 0 };
+	struct dom_config cfg;
+	enum dom_verdict v;
+
+	v = dom_config_parse(0, "name=kut", 2, events, collect, &got, &cfg);
+	check(v == DOM_CFG_OK && !cfg.testdev, "no testdev: off");
+	v = dom_config_parse(0, "name=kut testdev initrd=env", 2, events, collect, &got, &cfg);
+	check(v == DOM_CFG_OK && cfg.testdev && !strcmp(cfg.initrd, "env"),
+	      "bare testdev: on, beside initrd=");
+	v = dom_config_parse(0, "name=kut testdev=off", 2, events, collect, &got, &cfg);
+	check(v == DOM_CFG_OK && !cfg.testdev, "testdev=off: off");
+	got.n = 0;
+	v = dom_config_parse(0, "name=kut testdev=maybe", 2, events, collect, &got, &cfg);
+	check(v == DOM_CFG_FATAL && got.n >= 1 && strstr(got.m[0], "domain 0 (kut): ") == got.m[0] &&
+	      strstr(got.m[0], "'testdev'"), "testdev=maybe is fatal, by name (%s)",
+	      got.n ? got.m[0] : "no message");
+}
+
+/* x2apic=off: an xAPIC-only CPU for that domain (QEMU's -x2apic); on unless asked. */
+static void test_x2apic(void)
+{
+	struct msgs got = { 0 };
+	struct dom_config cfg;
+	enum dom_verdict v;
+
+	v = dom_config_parse(0, "name=a", 2, events, collect, &got, &cfg);
+	check(v == DOM_CFG_OK && cfg.x2apic, "x2APIC offered by default");
+	v = dom_config_parse(0, "name=a x2apic=off", 2, events, collect, &got, &cfg);
+	check(v == DOM_CFG_OK && !cfg.x2apic, "x2apic=off hides it");
+	v = dom_config_parse(0, "name=a x2apic=off x2apic", 2, events, collect, &got, &cfg);
+	check(v == DOM_CFG_WARN && cfg.x2apic, "the bare key turns it on (the last one counts)");
+	got.n = 0;
+	v = dom_config_parse(0, "name=a x2apic=2", 2, events, collect, &got, &cfg);
+	check(v == DOM_CFG_FATAL && got.n == 2 &&
+	      !strcmp(got.m[0], "domain 0 (a): bad value '2' for 'x2apic' (expected on|off)"),
+	      "a bad x2apic= value is fatal, by name");
+}
+
 int main(void)
 {
 	test_cases();
 	test_edges();
 	test_initrd_and_data();
+	test_testdev();
+	test_x2apic();
 	return unit_summary();
 }

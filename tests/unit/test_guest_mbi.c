@@ -41,12 +41,12 @@ static void test_layout(uint8_t *ram)
 {
 	static const char cmd[] = "console=ttyS0 pmu=on";
 	uint32_t mbi = 0, flags, mm, mm_len, p, n = 0;
-	uint64_t need = guest_mbi_size(strlen(cmd)), base[4] = { 0 }, len[4] = { 0 },
+	uint64_t need = guest_mbi_size(strlen(cmd), NULL), base[4] = { 0 }, len[4] = { 0 },
 		 type[4] = { 0 };
 	const char *err;
 
 	memset(ram, 0xcc, RAM_SIZE);
-	err = guest_mbi_build(ram, RAM_SIZE, AREA, AREA_SIZE, cmd, strlen(cmd), &mbi);
+	err = guest_mbi_build(ram, RAM_SIZE, AREA, AREA_SIZE, cmd, strlen(cmd), NULL, &mbi);
 	check(!err && mbi == AREA, "built at 0x%x (%s)", mbi, err ? err : "ok");
 	flags = rd32(ram, mbi);
 	check(flags == 0x24d, "flags: memory, cmdline, mods, mmap, loader name (0x%x)", flags);
@@ -83,14 +83,14 @@ static void test_edges(uint8_t *ram)
 	const char *err;
 
 	/* Exactly 1 MiB: no upper memory, a single map entry. */
-	err = guest_mbi_build(ram, 1 << 20, AREA, AREA_SIZE, NULL, 0, &mbi);
+	err = guest_mbi_build(ram, 1 << 20, AREA, AREA_SIZE, NULL, 0, NULL, &mbi);
 	check(!err && rd32(ram, mbi + 8) == 0 && rd32(ram, mbi + 44) == 24,
 	      "1 MiB of RAM: mem_upper 0, one map entry");
 	check(ram[rd32(ram, mbi + 16)] == '\0', "no command line gives an empty string");
 
 	/* The area exactly as large as needed, at the very end of RAM. */
 	memset(ram, 0xcc, RAM_SIZE);
-	err = guest_mbi_build(ram, RAM_SIZE, RAM_SIZE - 152, 152, "abcde", 5, &mbi);
+	err = guest_mbi_build(ram, RAM_SIZE, RAM_SIZE - 152, 152, "abcde", 5, NULL, &mbi);
 	check(!err && !strcmp((char *)ram + RAM_SIZE - 6, "abcde"),
 	      "an area of exactly the size fits");
 }
@@ -122,7 +122,7 @@ static void test_refusals(uint8_t *ram)
 	for (i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
 		memset(ram, 0xcc, 0x100000);
 		err = guest_mbi_build(ram, refusals[i].ram_size, refusals[i].area,
-				      refusals[i].area_size, "abcd", refusals[i].cmdline_len, &mbi);
+				      refusals[i].area_size, "abcd", refusals[i].cmdline_len, NULL, &mbi);
 		check(err && strstr(err, refusals[i].want) && mbi == 0x1234 &&
 		      only_changed(ram, 0x100000, 0, 0), "%s refused: %s", refusals[i].name, err);
 	}
@@ -147,6 +147,72 @@ static void test_boot_area(void)
 	      "boot data larger than low RAM: refused");
 }
 
+/*
+ * One module (a domain's initrd=): mods_count 1, mods_addr at an entry with mod_start,
+ * mod_end and the string (multiboot 0.6.96 3.3), everything inside the area, the command line
+ * after it intact.
+ */
+static void test_module(uint8_t *ram)
+{
+	static const char cmd[] = "x86/apic.flat -v";
+	const struct guest_mbi_module mod = { 0x200000, 0x200023, "kut-env" };
+	uint64_t need = guest_mbi_size(strlen(cmd), &mod);
+	uint32_t mbi = 0, entry;
+	const char *err;
+
+	memset(ram, 0xcc, RAM_SIZE);
+	err = guest_mbi_build(ram, RAM_SIZE, AREA, AREA_SIZE, cmd, strlen(cmd), &mod, &mbi);
+	check(!err && mbi == AREA, "with a module: built (%s)", err ? err : "ok");
+	check(rd32(ram, mbi) & 0x8, "with a module: the mods flag");
+	check(rd32(ram, mbi + 20) == 1, "with a module: mods_count 1");
+	entry = rd32(ram, mbi + 24);
+	check(entry % 4 == 0 && entry >= AREA && entry + 16 <= AREA + need,
+	      "module entry aligned, inside the area (0x%x)", entry);
+	check(rd32(ram, entry) == 0x200000 && rd32(ram, entry + 4) == 0x200023,
+	      "mod_start and mod_end as given");
+	check(!strcmp((char *)ram + rd32(ram, entry + 8), "kut-env") && rd32(ram, entry + 12) == 0,
+	      "module string, reserved word 0");
+	check(!strcmp((char *)ram + rd32(ram, mbi + 16), cmd), "command line intact after it");
+	check(need == 152 + 16 + 8 + strlen(cmd) + 1,
+	      "guest_mbi_size counts the entry and string (%llu)", (unsigned long long)need);
+	check(only_changed(ram, RAM_SIZE, AREA, AREA + need), "nothing written outside the area");
+
+	/* A module that is not inside RAM is the caller's bug: refused, RAM untouched. */
+	const struct guest_mbi_module past = { RAM_SIZE - 0x1000, RAM_SIZE + 1, "x" };
+	const struct guest_mbi_module inverted = { 0x300000, 0x200000, "x" };
+
+	memset(ram, 0xcc, 0x100000);
+	err = guest_mbi_build(ram, RAM_SIZE, AREA, AREA_SIZE, cmd, strlen(cmd), &past, &mbi);
+	check(err && strstr(err, "module is outside") && only_changed(ram, 0x100000, 0, 0),
+	      "a module past the end of RAM refused");
+	err = guest_mbi_build(ram, RAM_SIZE, AREA, AREA_SIZE, cmd, strlen(cmd), &inverted, &mbi);
+	check(err && strstr(err, "module is outside"), "a module ending before it starts refused");
+	err = guest_mbi_build(ram, RAM_SIZE, AREA, need - 1, cmd, strlen(cmd), &mod, &mbi);
+	check(err && strstr(err, "does not fit"), "an area one byte short of the module refused");
+}
+
+/* Modules go on the page after the image, never below 1 MiB, never past the end of RAM. */
+static void test_module_place(void)
+{
+	check(guest_module_place(0x100000 + 0x3A123, 100, RAM_SIZE) == 0x13B000,
+	      "after an image at 1 MiB: the next page");
+	check(guest_module_place(0x200000, 100, RAM_SIZE) == 0x200000,
+	      "an image ending on a page boundary: that page");
+	check(guest_module_place(0xDA30, 100, RAM_SIZE) == 0x100000,
+	      "realmode.flat (0x8000-0xDA30): at 1 MiB, above the boot data and the BIOS area");
+	check(guest_module_place(0x100000, 0, RAM_SIZE) == 0x100000, "an empty module fits");
+	check(guest_module_place(RAM_SIZE - 0x1000, 0x1000, RAM_SIZE) == RAM_SIZE - 0x1000,
+	      "a module filling the last page fits");
+	check(guest_module_place(RAM_SIZE - 0x1000, 0x1001, RAM_SIZE) == UINT64_MAX,
+	      "one byte more than the RAM left: nowhere");
+	check(guest_module_place(RAM_SIZE + 1, 1, RAM_SIZE) == UINT64_MAX,
+	      "an image past RAM: nowhere");
+	check(guest_module_place(0x100000, UINT64_MAX, RAM_SIZE) == UINT64_MAX,
+	      "a length that would wrap: nowhere");
+	check(guest_module_place(UINT64_MAX - 10, 1, UINT64_MAX) == UINT64_MAX,
+	      "an image end whose page rounding would wrap: nowhere");
+}
+
 int main(void)
 {
 	uint8_t *ram = malloc(RAM_SIZE);
@@ -155,6 +221,8 @@ int main(void)
 	test_edges(ram);
 	test_refusals(ram);
 	test_boot_area();
+	test_module(ram);
+	test_module_place();
 	free(ram);
 	return unit_summary();
 }

@@ -26,7 +26,8 @@ static void kinds(void)
 		{ 0x176, MSR_PASS }, { 0x179, MSR_EMUL }, { 0x17A, MSR_EMUL }, { 0x1A0, MSR_EMUL },
 		{ 0x277, MSR_VMCS }, { 0xC1, MSR_PMU }, { 0x186, MSR_PMU }, { 0x38F, MSR_PMU },
 		{ 0xC0000080u, MSR_VMCS }, { 0xC0000082u, MSR_PASS }, { 0xC0000102u, MSR_PASS },
-		{ 0xC0000103u, MSR_EMUL },
+		{ 0xC0000103u, MSR_EMUL }, { 0x800, MSR_APIC }, { 0x802, MSR_APIC },
+		{ 0x830, MSR_APIC }, { 0x8FF, MSR_APIC },
 	};
 	/* Architectural MSRs of features perfvisor does not offer: each must #GP. */
 	static const uint32_t gp[] = {
@@ -34,7 +35,7 @@ static void kinds(void)
 		0x10B /* FLUSH_CMD */, 0x17B /* MCG_CTL: MCG_CAP.MCG_CTL_P is 0 */,
 		0x1D9 /* DEBUGCTL: VMCS guest state, 0; LBR/BTF not offered by WRMSR */,
 		0x400 /* MC0_CTL */, 0x47F /* MC31_MISC */, 0x480 /* VMX_BASIC */,
-		0x600 /* DS_AREA */, 0x6E0 /* TSC_DEADLINE */, 0x802 /* x2APIC ID */,
+		0x600 /* DS_AREA */, 0x6E0 /* TSC_DEADLINE */, 0x900 /* past the x2APIC's */,
 		0xC0000104u, 0xFFFFFFFFu,
 	};
 	unsigned bad = 0;

@@ -1,4 +1,4 @@
-/* Unit tests for hv/vapic.c: registers, priorities, EOI, SPIV, ESR, IPIs, timer, PMI, APIC base, NMIs. */
+/* Unit tests for hv/vapic.c: registers, priorities, IPIs, timer, PMI, APIC base, NMIs, x2APIC. */
 #include <string.h>
 
 #include "tests/unit/unit.h"
@@ -178,13 +178,15 @@ static const struct {
 	struct vapic_ipi want;
 	uint32_t esr;
 } icr_cases[] = {
-	{ "fixed 0x40 to APIC 3", 0x03000000, 0x00000040, true, { 0, 0x40, 0, false, 3, false }, 0 },
-	{ "fixed, logical 0x0c", 0x0c000000, 0x00000841, true, { 0, 0x41, 0, true, 0x0c, false }, 0 },
-	{ "INIT assert", 0x01000000, 0x0000c500, true, { 5, 0x00, 0, false, 1, false }, 0 },
+	{ "fixed 0x40 to APIC 3", 0x03000000, 0x00000040, true,
+	  { 0, 0x40, 0, false, false, 3, false }, 0 },
+	{ "fixed, logical 0x0c", 0x0c000000, 0x00000841, true,
+	  { 0, 0x41, 0, true, false, 0x0c, false }, 0 },
+	{ "INIT assert", 0x01000000, 0x0000c500, true, { 5, 0x00, 0, false, false, 1, false }, 0 },
 	{ "INIT level de-assert", 0x01000000, 0x00008500, false, { 0 }, 0 },
-	{ "SIPI page 8", 0x01000000, 0x00004608, true, { 6, 0x08, 0, false, 1, false }, 0 },
-	{ "NMI to all but self", 0, 0x000c0400, true, { 4, 0x00, 3, false, 0, false }, 0 },
-	{ "self IPI 0x50", 0, 0x00040050, true, { 0, 0x50, 1, false, 0, false }, 0 },
+	{ "SIPI page 8", 0x01000000, 0x00004608, true, { 6, 0x08, 0, false, false, 1, false }, 0 },
+	{ "NMI to all but self", 0, 0x000c0400, true, { 4, 0x00, 3, false, false, 0, false }, 0 },
+	{ "self IPI 0x50", 0, 0x00040050, true, { 0, 0x50, 1, false, false, 0, false }, 0 },
 	{ "fixed vector 3", 0x01000000, 0x00000003, false, { 0 }, 0x20 },
 	{ "lowest priority vector 15", 0xff000000, 0x0000010f, false, { 0 }, 0x20 },
 };
@@ -192,7 +194,8 @@ static const struct {
 static bool same_ipi(const struct vapic_ipi *x, const struct vapic_ipi *y)
 {
 	return x->mode == y->mode && x->vector == y->vector && x->shorthand == y->shorthand &&
-	       x->logical == y->logical && x->dest == y->dest && x->level == y->level;
+	       x->logical == y->logical && x->x2apic == y->x2apic && x->dest == y->dest &&
+	       x->level == y->level;
 }
 
 static void test_icr(void)
@@ -451,8 +454,8 @@ static void test_apic_base(void)
 	bad += !vapic_set_base(&a, 0xfee00900 | 1ull << 63, 39);
 	check(bad == 11 && vapic_get_base(&a) == 0xfee00900,
 	      "reserved bits 7:0, 9 and at or above MAXPHYADDR raise #GP and change nothing");
-	check(!vapic_set_base(&a, 0xfee00d00, 39) && vapic_hw_enabled(&a),
-	      "EXTD (x2APIC, not offered) raises #GP");
+	check(!vapic_set_base(&a, 0xfee00500, 39) && vapic_hw_enabled(&a),
+	      "EXTD without EN (the invalid state) raises #GP");
 	check(vapic_set_base(&a, 0xfee00900 | 1ull << 38, 39), "a base bit below MAXPHYADDR is fine");
 	vapic_set_base(&a, 0xfee00900, 39);
 
@@ -505,6 +508,219 @@ static void test_nmi(void)
 	check(vapic_take_nmi(&a), "a software-disabled APIC still takes NMIs (SDM Vol. 3A 11.4.7.2)");
 }
 
+/* x2APIC mode's RDMSR/WRMSR: whether it #GPs; the value read. */
+static bool x2_rd(struct vapic *a, unsigned msr, uint64_t *val)
+{
+	return vapic_msr_read(a, msr, 0, val);
+}
+
+static enum vapic_msr x2_wr(struct vapic *a, unsigned msr, uint64_t val)
+{
+	return vapic_msr_write(a, msr, val, 0, &ipi);
+}
+
+/* An enabled APIC switched to x2APIC mode, as a guest does it (SDM Vol. 3A 11.12.1). */
+static void x2_enabled(struct vapic *a, uint32_t id)
+{
+	vapic_init(a, id);
+	vapic_set_base(a, vapic_get_base(a) | APIC_BASE_EXTD, 39);
+	x2_wr(a, 0x80f, 0x1ff);
+}
+
+/* SDM Vol. 3A 11.12.5, Figure 11-27: the IA32_APIC_BASE transitions between the four states. */
+static void test_x2apic_transitions(void)
+{
+	const uint64_t base = 0xfee00000, en = 1 << 11, extd = 1 << 10, bsp = 1 << 8;
+	struct vapic a;
+	uint64_t v;
+
+	vapic_init(&a, 3);
+	check(!x2_rd(&a, 0x802, &v) && x2_wr(&a, 0x808, 0) == VAPIC_MSR_GP,
+	      "xAPIC mode: the x2APIC MSRs #GP (11.12.2)");
+	check(!vapic_set_base(&a, base | extd, 39) && !vapic_x2apic(&a) && vapic_hw_enabled(&a),
+	      "xAPIC to EXTD without EN (invalid): #GP, nothing changes");
+	wr(&a, 0x20, 0x07000000);
+	wr(&a, 0x80, 0x30);
+	check(vapic_set_base(&a, base | en | extd, 39) && vapic_x2apic(&a) && vapic_hw_enabled(&a),
+	      "xAPIC to x2APIC: allowed");
+	check(x2_rd(&a, 0x802, &v) && v == 3, "the ID becomes the x2APIC ID, the initial one (3)");
+	check(x2_rd(&a, 0x808, &v) && v == 0x30, "the other registers keep their values (TPR)");
+	check(!vapic_page(&a, 0xfee00030), "x2APIC mode: the MMIO page is not decoded (11.12.2)");
+	check(!vapic_set_base(&a, base | en, 39) && vapic_x2apic(&a),
+	      "x2APIC to xAPIC: #GP, still x2APIC");
+	check(!vapic_set_base(&a, base | extd, 39) && vapic_x2apic(&a),
+	      "x2APIC to EXTD without EN: #GP");
+	check(vapic_set_base(&a, base | en | extd, 39) && vapic_x2apic(&a),
+	      "x2APIC to x2APIC: allowed");
+	check(vapic_set_base(&a, base, 39) && !vapic_hw_enabled(&a) && !vapic_x2apic(&a),
+	      "x2APIC to disabled: allowed");
+	check(!x2_rd(&a, 0x808, &v), "disabled: the x2APIC MSRs #GP");
+	check(!vapic_set_base(&a, base | en | extd, 39) && !vapic_hw_enabled(&a),
+	      "disabled to x2APIC directly: #GP");
+	check(!vapic_set_base(&a, base | extd, 39) && !vapic_hw_enabled(&a),
+	      "disabled to EXTD without EN: #GP");
+	check(vapic_set_base(&a, base | en, 39) && vapic_hw_enabled(&a) && !vapic_x2apic(&a) &&
+	      vapic_page(&a, 0xfee00030), "disabled to xAPIC: allowed, the page is live again");
+	check(rd(&a, 0x20) == 0x03000000 && rd(&a, 0x80) == 0 && rd(&a, 0xf0) == 0xff,
+	      "back in xAPIC mode in the power-up state: initial ID, TPR 0, SPIV 0xff");
+
+	vapic_init(&a, 0);
+	vapic_set_base(&a, base | en | extd | bsp, 39);
+	x2_wr(&a, 0x808, 0x40);
+	vapic_init_ipi(&a);
+	check(vapic_x2apic(&a) && x2_rd(&a, 0x808, &v) && v == 0 && x2_rd(&a, 0x802, &v) && v == 0,
+	      "INIT keeps x2APIC mode and the ID, resets the registers (11.12.5.1)");
+	vapic_init(&a, 2);
+	wr(&a, 0x20, 0x05000000);
+	vapic_init_ipi(&a);
+	check(rd(&a, 0x20) == 0x05000000 && !vapic_x2apic(&a) && vapic_hw_enabled(&a),
+	      "INIT in xAPIC mode keeps the APIC ID (11.4.7.3)");
+
+	/* x2apic=off: CPUID says no x2APIC, so EXTD is a reserved bit (11.12.1). */
+	vapic_init(&a, 1);
+	a.no_x2apic = true;
+	check(!vapic_set_base(&a, base | en | extd, 39) && !vapic_x2apic(&a),
+	      "x2APIC not offered: EXTD raises #GP");
+	check(vapic_set_base(&a, base, 39) && vapic_set_base(&a, base | en, 39) && a.no_x2apic &&
+	      !vapic_set_base(&a, base | en | extd, 39), "a reset keeps it not offered");
+}
+
+/* SDM Vol. 3A table 11-6: which MSR is which register, and what each access may do. */
+static void test_x2apic_msrs(void)
+{
+	/* Read-only registers: ID, version, PPR, LDR, ISR, TMR, IRR (first and last), CCR. */
+	static const unsigned ro[] = { 0x802, 0x803, 0x80a, 0x80d, 0x810, 0x817, 0x818, 0x81f,
+				       0x820, 0x827, 0x839 };
+	/* No register: APR, RRD, DFR, ICR high, CMCI (no such LVT here) and unused MSRs. */
+	static const unsigned none[] = { 0x800, 0x801, 0x804, 0x807, 0x809, 0x80c, 0x80e, 0x829,
+					 0x82f, 0x831, 0x83a, 0x83d, 0x840, 0x8ff };
+	/* Read/write registers, with a value that sets one reserved bit each. */
+	static const struct { unsigned msr; uint64_t ok, bad; } rw[] = {
+		{ 0x808, 0xff, 0x100 },			/* TPR: bits 31:8 */
+		{ 0x80f, 0x3ff, 0x1000 },		/* SVR: no EOI-broadcast suppression */
+		{ 0x828, 0, 1 },			/* ESR: a non-zero write */
+		{ 0x832, 0x300ff | 1 << 12, 1 << 18 },	/* LVT timer: no TSC-deadline mode */
+		{ 0x834, 0x107ff, 1 << 17 },		/* LVT PMI */
+		{ 0x835, 0x1a7ff | 1 << 14, 1 << 17 },	/* LINT0: remote IRR is read-only */
+		{ 0x837, 0x100ff, 1 << 8 },		/* LVT error: no delivery mode */
+		{ 0x838, 0xffffffff, 1ull << 32 },	/* initial count: bits 63:32 */
+		{ 0x83e, 0xb, 0x4 },			/* divide configuration */
+	};
+	struct vapic a;
+	unsigned bad = 0, i;
+	uint64_t v;
+
+	x2_enabled(&a, 0x123);
+	check(x2_rd(&a, 0x802, &v) && v == 0x123, "0x802: the 32-bit x2APIC ID");
+	check(x2_rd(&a, 0x803, &v) && v == 0x50014, "0x803: the same version as in xAPIC mode");
+	check(x2_rd(&a, 0x80d, &v) && v == 0x00120008,
+	      "0x80D: LDR derived from ID 0x123: cluster 0x12, bit 1 << 3 (11.12.10.2)");
+	for (i = 0; i < sizeof(ro) / sizeof(ro[0]); i++)
+		bad += !x2_rd(&a, ro[i], &v) || x2_wr(&a, ro[i], 0) != VAPIC_MSR_GP;
+	check(bad == 0, "read-only registers: RDMSR works, WRMSR #GPs");
+	check(x2_rd(&a, 0x80d, &v) && v == 0x00120008 && x2_rd(&a, 0x802, &v) && v == 0x123,
+	      "a refused LDR or ID write changes nothing");
+	bad = 0;
+	for (i = 0; i < sizeof(none) / sizeof(none[0]); i++)
+		bad += x2_rd(&a, none[i], &v) || x2_wr(&a, none[i], 0) != VAPIC_MSR_GP;
+	check(bad == 0, "MSRs with no x2APIC register (DFR, ICR high, APR, ...) #GP both ways");
+	check(!x2_rd(&a, 0x80b, &v) && !x2_rd(&a, 0x83f, &v),
+	      "write-only EOI and SELF IPI: RDMSR #GPs");
+	bad = 0;
+	for (i = 0; i < sizeof(rw) / sizeof(rw[0]); i++) {
+		if (x2_wr(&a, rw[i].msr, rw[i].ok) != VAPIC_MSR_OK ||
+		    x2_wr(&a, rw[i].msr, rw[i].bad) != VAPIC_MSR_GP ||
+		    x2_wr(&a, rw[i].msr, rw[i].ok | 1ull << 63) != VAPIC_MSR_GP) {
+			printf("# MSR 0x%x\n", rw[i].msr);
+			bad++;
+		}
+	}
+	check(bad == 0, "read/write registers: a reserved bit or one of bits 63:32 #GPs");
+	check(x2_rd(&a, 0x808, &v) && v == 0xff && x2_rd(&a, 0x83e, &v) && v == 0xb &&
+	      x2_rd(&a, 0x832, &v) && v == 0x300ff,
+	      "the accepted values are the registers' (read-only delivery status reads 0)");
+	check(vapic_msr_write(&a, 0x838, 1000, 0, &ipi) == VAPIC_MSR_OK &&
+	      vapic_msr_read(&a, 0x839, 600, &v) && v == 400,
+	      "the timer counts as in xAPIC mode (1000 at 0, divide by 1: 400 at 600)");
+
+	vapic_set_irr(&a, 0x61);
+	vapic_ack(&a, 0x61);
+	check(x2_wr(&a, 0x80b, 1) == VAPIC_MSR_GP && x2_rd(&a, 0x810 + 3, &v) && v == 2,
+	      "EOI: a non-zero write #GPs and retires nothing");
+	check(x2_wr(&a, 0x80b, 0) == VAPIC_MSR_OK && x2_rd(&a, 0x813, &v) && v == 0,
+	      "EOI: writing 0 retires the in-service vector");
+	vapic_set_irr(&a, 5);
+	check(x2_wr(&a, 0x828, 0) == VAPIC_MSR_OK && x2_rd(&a, 0x828, &v) && v == 0x40,
+	      "ESR: writing 0 latches the errors (receive illegal vector)");
+}
+
+/* SDM Vol. 3A 11.12.9-11.12.11: the 64-bit ICR, the SELF IPI register, 32-bit destinations. */
+static void test_x2apic_ipis(void)
+{
+	struct vapic a, b, c;
+	struct vapic_ipi p = { .mode = 0, .vector = 0x40, .logical = true, .x2apic = false };
+	uint64_t v;
+
+	x2_enabled(&a, 0x123);
+	memset(&ipi, 0xee, sizeof(ipi));
+	check(x2_wr(&a, 0x830, 0x45600000000ull | 0x4041) == VAPIC_MSR_IPI && ipi.mode == 0 &&
+	      ipi.vector == 0x41 && !ipi.logical && ipi.x2apic && ipi.dest == 0x456 &&
+	      ipi.shorthand == VAPIC_SH_NONE, "ICR: one WRMSR sends to the 32-bit destination");
+	check(x2_rd(&a, 0x830, &v) && v == 0x45600004041ull, "ICR reads back all 64 bits");
+	check(x2_wr(&a, 0x830, 1 << 12) == VAPIC_MSR_GP &&
+	      x2_wr(&a, 0x830, 1 << 13) == VAPIC_MSR_GP &&
+	      x2_wr(&a, 0x830, 1 << 16) == VAPIC_MSR_GP &&
+	      x2_wr(&a, 0x830, 1u << 31) == VAPIC_MSR_GP,
+	      "ICR: bits 12 (no delivery status), 13, 16-17 and 20-31 are reserved");
+	check(x2_wr(&a, 0x830, 0xffffffff00080442ull) == VAPIC_MSR_IPI && ipi.mode == 4 &&
+	      ipi.shorthand == VAPIC_SH_ALL && ipi.dest == 0xffffffff, "ICR: NMI to all");
+	memset(&ipi, 0xee, sizeof(ipi));
+	check(x2_wr(&a, 0x83f, 0x50) == VAPIC_MSR_IPI && ipi.mode == 0 && ipi.vector == 0x50 &&
+	      ipi.shorthand == VAPIC_SH_SELF && !ipi.level, "SELF IPI: a fixed IPI to self");
+	check(x2_rd(&a, 0x830, &v) && v == 0xffffffff00080442ull, "SELF IPI leaves the ICR alone");
+	check(x2_wr(&a, 0x83f, 0x150) == VAPIC_MSR_GP, "SELF IPI: bits 31:8 are reserved");
+	check(x2_wr(&a, 0x83f, 0x05) == VAPIC_MSR_OK && x2_wr(&a, 0x828, 0) == VAPIC_MSR_OK &&
+	      x2_rd(&a, 0x828, &v) && v == 0x20, "SELF IPI of vector 5: not sent, send illegal");
+
+	/* Physical: the 32-bit ID; 0xFFFFFFFF broadcasts, and 0xFF of 8-bit sources. */
+	p.logical = false;
+	p.x2apic = true;
+	p.dest = 0x123;
+	check(vapic_is_target(&a, &p, false), "physical: the 32-bit x2APIC ID");
+	p.dest = 0x23;
+	check(!vapic_is_target(&a, &p, false), "physical: its low 8 bits are another ID");
+	p.dest = 0xff;
+	check(!vapic_is_target(&a, &p, false), "physical: 0xFF is an ID in x2APIC's format");
+	p.dest = 0xffffffff;
+	check(vapic_is_target(&a, &p, false), "physical: 0xFFFFFFFF broadcasts");
+	p.x2apic = false;
+	p.dest = 0xff;
+	check(vapic_is_target(&a, &p, false), "physical: an 8-bit 0xFF (I/O APIC) broadcasts");
+
+	/* Logical: cluster 0x12, bit 3 for ID 0x123 (11.12.10.1). */
+	p.logical = true;
+	p.x2apic = true;
+	p.dest = 0x0012000c;
+	check(vapic_is_target(&a, &p, false), "logical: its cluster, its bit among others");
+	p.dest = 0x00120004;
+	check(!vapic_is_target(&a, &p, false), "logical: its cluster, not its bit");
+	p.dest = 0x00130008;
+	check(!vapic_is_target(&a, &p, false), "logical: another cluster");
+
+	/* kvm-unit-tests' ioapic: an I/O APIC's logical 0x0D reaches x2APIC IDs 0, 2, 3, not 1. */
+	x2_enabled(&b, 1);
+	x2_enabled(&c, 3);
+	p.x2apic = false;
+	p.dest = 0x0d;
+	check(vapic_is_target(&c, &p, false) && !vapic_is_target(&b, &p, false),
+	      "an 8-bit logical destination 0x0D: cluster 0, IDs 0, 2, 3");
+	vapic_init(&b, 1);
+	wr(&b, 0xd0, 0x0d000000);
+	p.x2apic = true;
+	p.dest = 0x10d;
+	check(!vapic_is_target(&b, &p, false), "an xAPIC's logical ID has 8 bits: 0x10D is not it");
+}
+
 int main(void)
 {
 	test_reset();
@@ -522,5 +738,8 @@ int main(void)
 	test_all_ones();
 	test_apic_base();
 	test_nmi();
+	test_x2apic_transitions();
+	test_x2apic_msrs();
+	test_x2apic_ipis();
 	return unit_summary();
 }

@@ -67,6 +67,14 @@ static void rows_covered(void)
 
 static void known_bits(void)
 {
+	unsigned x2apic_pass = 0;
+
+	/* The guest's x2APIC is the virtual APIC: no access may reach the host's (0x800-0x8FF). */
+	for (uint32_t msr = 0x800; msr <= 0x8FF; msr++)
+		x2apic_pass += vmx_msr_bitmap_passes(bm, msr, false) +
+			       vmx_msr_bitmap_passes(bm, msr, true);
+	check(x2apic_pass == 0 && bm[0x100] == 0xFF && bm[2048 + 0x11F] == 0xFF,
+	      "every RDMSR and WRMSR of an x2APIC MSR exits (%u pass)", x2apic_pass);
 	/*
 	 * MSRs 0xC0000080-87 share byte 1024 + 0x10 (read) and 3072 + 0x10 (write): EFER exits,
 	 * STAR, LSTAR, CSTAR, FMASK pass, 0xC0000085-87 exit: 0b11100001.
