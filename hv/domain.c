@@ -84,6 +84,7 @@ void dom_vcpu_gone(struct vcpu *v)
 	s->guest_tsc = v->run_tsc;
 	s->hv_tsc = v->hv_tsc;
 	s->steps = v->step.steps;
+	s->ring0_runs = v->step.ring0_runs;
 	s->retired = v->pmu.retired;
 	s->hv_ticks = v->pmu.hv_ticks;
 	s->hv_counted = v->pmu.hv_counted;
@@ -543,6 +544,10 @@ int dom_summary(void)
 				       "(%lu counted as vcpu-mode instructions)\n", j, s->steps,
 				       s->retired, s->hv_ticks, s->hv_counted_branches,
 				       s->hv_counted);
+			/* The soft PMU left CPL 0 unstepped (nothing counted there): hv/step.c. */
+			if (s->ring0_runs)
+				printk("perfvisor:     vcpu %u: soft PMU: %lu runs at CPL 0 "
+				       "unstepped\n", j, s->ring0_runs);
 		}
 	}
 	for (unsigned i = 0; i < num_pcpus; i++) {

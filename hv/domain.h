@@ -48,6 +48,7 @@ struct domain {
 	struct dom_vcpu_stats {
 		uint64_t exits, steps, retired, hv_ticks, hv_counted, hv_counted_branches;
 		uint64_t guest_tsc, hv_tsc;
+		uint64_t ring0_runs;
 		unsigned migrations;
 	} stats[DOM_VCPUS_MAX];
 	unsigned vcpus_gone;		/* VCPUs released after the domain ended */
