@@ -5,8 +5,8 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 # The initramfs has no /dev/console of its own, so the kernel gave init no output. The kernel's
-# log is the way out: perfvisor's COM1 raises no interrupts, so the serial driver's tty output
-# would stall after a FIFO's worth, while printk writes the port polled (docs/linux-guest.md).
+# log is the way out: writes to the serial tty fail with EIO (docs/linux-guest.md), while printk
+# writes the port polled.
 exec </dev/console >/dev/kmsg 2>&1
 echo "perfvisor-linux: init running on $(uname -r)"
 dmesg | grep -E 'Performance Events|perf:' | sed 's/^/perfvisor-linux: dmesg: /'
