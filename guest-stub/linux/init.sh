@@ -15,6 +15,11 @@ echo "perfvisor-linux: known exited with $?"
 perf --version 2>&1 | sed 's/^/perfvisor-linux: perf: /'
 # known.S: instructions:u = 20004, branches:u = 10001 when a PMU counts them.
 perf stat -x, -e instructions:u,branches:u /bin/known 2>&1 | sed 's/^/perfvisor-linux: perf: /'
+# Sampling: a PMI (an NMI: Linux programs LVTPC so) every 2000 user instructions of known.
+perf record -q -e instructions:u -c 2000 -o /tmp/perf.data /bin/known 2>&1 |
+	sed 's/^/perfvisor-linux: record: /'
+echo "perfvisor-linux: record: samples $(perf script -i /tmp/perf.data -F ip 2>/dev/null | wc -l)"
+perf script -i /tmp/perf.data -F ip,sym 2>&1 | sort | uniq -c | sed 's/^/perfvisor-linux: script: /'
 echo "perfvisor-linux: done"
 /bin/pv-exit 0
 poweroff -f
