@@ -9,6 +9,7 @@
 #include "hv/acpi.h"
 #include "hv/bzimage.h"
 #include "hv/domain.h"
+#include "hv/irq.h"
 #include "hv/elf.h"
 #include "hv/ept.h"
 #include "hv/guest_mbi.h"
@@ -86,6 +87,7 @@ void dom_vcpu_gone(struct vcpu *v)
 	s->guest_tsc = v->run_tsc;
 	s->hv_tsc = v->hv_tsc;
 	s->steps = v->step.steps;
+	s->ring0_runs = v->step.ring0_runs;
 	s->retired = v->pmu.retired;
 	s->hv_ticks = v->pmu.hv_ticks;
 	s->hv_counted = v->pmu.hv_counted;
@@ -526,10 +528,32 @@ void dom_kill(struct domain *d, struct vcpu *v, const char *fmt, ...)
 	spin_unlock(&d->lock);
 }
 
-void dom_uart_io(struct domain *d, unsigned off, bool write, unsigned size, uint32_t *val)
+/*
+ * COM1 is ISA IRQ 4: with no interrupt source override in the MADT (hv/acpi.c), GSI 4, the I/O
+ * APIC's pin 4, edge-triggered and active high as ISA interrupts are (ACPI 6.4 5.2.12.5).
+ */
+#define UART_IOAPIC_PIN	4
+
+void dom_uart_io(struct vcpu *v, unsigned off, bool write, unsigned size, uint32_t *val)
 {
+	struct domain *d = v->dom;
+	bool irq;
+
 	spin_lock(&d->uart_lock);
 	vuart_io(&d->uart, off, write, size, val);
+	irq = vuart_irq(&d->uart);
+	/* Under the lock: the pin's changes reach the I/O APIC in the order they happened. */
+	if (irq != d->uart_irq) {
+		d->uart_irq = irq;
+		irq_ioapic_line(v, UART_IOAPIC_PIN, irq);
+	}
+	spin_unlock(&d->uart_lock);
+}
+
+void dom_uart_put(struct domain *d, uint8_t c)
+{
+	spin_lock(&d->uart_lock);
+	vuart_put(&d->uart, c);
 	spin_unlock(&d->uart_lock);
 }
 
@@ -594,6 +618,10 @@ int dom_summary(void)
 				       "(%lu counted as vcpu-mode instructions)\n", j, s->steps,
 				       s->retired, s->hv_ticks, s->hv_counted_branches,
 				       s->hv_counted);
+			/* The soft PMU left CPL 0 unstepped (nothing counted there): hv/step.c. */
+			if (s->ring0_runs)
+				printk("perfvisor:     vcpu %u: soft PMU: %lu runs at CPL 0 "
+				       "unstepped\n", j, s->ring0_runs);
 		}
 	}
 	for (unsigned i = 0; i < num_pcpus; i++) {

@@ -35,6 +35,7 @@ struct domain {
 	unsigned nvcpus;
 	struct vuart uart;
 	struct spinlock uart_lock;	/* VCPUs of one domain may print from several PCPUs */
+	bool uart_irq;			/* its IRQ pin as last told to the I/O APIC (under uart_lock) */
 	struct fwcfg fwcfg;
 	struct vioapic ioapic;
 	struct spinlock ioapic_lock;
@@ -51,6 +52,7 @@ struct domain {
 	struct dom_vcpu_stats {
 		uint64_t exits, steps, retired, hv_ticks, hv_counted, hv_counted_branches;
 		uint64_t guest_tsc, hv_tsc;
+		uint64_t ring0_runs;
 		unsigned migrations;
 	} stats[DOM_VCPUS_MAX];
 	unsigned vcpus_gone;		/* VCPUs released after the domain ended */
@@ -88,7 +90,10 @@ void dom_exit(struct domain *d, int code);
 void dom_kill(struct domain *d, struct vcpu *v, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* COM1 of the domain, shared by its VCPUs. */
-void dom_uart_io(struct domain *d, unsigned off, bool write, unsigned size, uint32_t *val);
+/* A guest access to COM1 by v; a change of its IRQ pin goes to the domain's I/O APIC. */
+void dom_uart_io(struct vcpu *v, unsigned off, bool write, unsigned size, uint32_t *val);
+/* A byte for COM1's output from elsewhere than its THR (port 0xE9, the console hypercall). */
+void dom_uart_put(struct domain *d, uint8_t c);
 void dom_uart_flush(struct domain *d);
 /* An ended domain's VCPU left its last PCPU: keep its statistics, release the domain with the last. */
 void dom_vcpu_gone(struct vcpu *v);

@@ -17,6 +17,8 @@ void exit_exception(struct vcpu *v, uint64_t qual)
 		return;
 	if (vector == 1 && step_handle_db(v, qual))
 		return;
+	if (vector == EXC_UD && step_handle_ud(v))
+		return;
 	/*
 	 * A machine check while the guest ran (intercepted: SDM Vol. 3C 26.2) reports the
 	 * hardware's error, not the guest's: it never reaches the guest's IDT. The host does not

@@ -44,7 +44,7 @@ static void port_access(struct vcpu *v, uint16_t port, bool in, unsigned size, u
 	struct domain *d = v->dom;
 
 	if (port >= PORT_COM1 && port < PORT_COM1 + 8) {
-		dom_uart_io(d, port - PORT_COM1, !in, size, val);
+		dom_uart_io(v, port - PORT_COM1, !in, size, val);
 	} else if (port >= FWCFG_PORT_SELECTOR && port <= FWCFG_PORT_DATA) {
 		fwcfg_io(&d->fwcfg, port - FWCFG_PORT_SELECTOR, !in, size, val);
 	} else if (port == PORT_EXIT && !in) {
@@ -55,9 +55,7 @@ static void port_access(struct vcpu *v, uint16_t port, bool in, unsigned size, u
 			shutdown_byte(d, (uint8_t)(*val >> (8 * i)));
 	} else if (port == PORT_E9 && !in) {
 		/* The debug console: the same line buffer as COM1's transmitter. */
-		uint32_t c = *val & 0xFF;
-
-		dom_uart_io(d, 0, true, 1, &c);
+		dom_uart_put(d, *val & 0xFF);
 	} else if (d->cfg.testdev && testdev_claims(port)) {
 		testdev_io(&d->testdev, port, !in, size, val);
 	} else if (port >= PORT_IRQ_LINES && port < PORT_IRQ_LINES + VIOAPIC_PINS && !in) {

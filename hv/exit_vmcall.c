@@ -17,11 +17,8 @@ static int64_t hc_console_write(struct vcpu *v, uint64_t buf, uint64_t len)
 
 		if (guest_read(v, chunk, buf + done, n, GPT_READ, &res) != GPT_OK)
 			return -PV_EFAULT;
-		for (uint64_t i = 0; i < n; i++) {
-			uint32_t c = (uint8_t)chunk[i];
-
-			dom_uart_io(v->dom, 0, true, 1, &c);
-		}
+		for (uint64_t i = 0; i < n; i++)
+			dom_uart_put(v->dom, (uint8_t)chunk[i]);
 		done += n;
 	}
 	return (int64_t)len;

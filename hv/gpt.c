@@ -46,7 +46,7 @@ static enum gpt_status page_fault(const struct gpt_cpu *cpu, enum gpt_access acc
 		ec |= GPT_PF_P;
 	if (acc == GPT_WRITE)
 		ec |= GPT_PF_W;
-	if (cpu->cpl == 3)
+	if (cpu->cpl == 3 && acc != GPT_READ_SYS)
 		ec |= GPT_PF_U;
 	/* SDM Vol. 3A 4.7: I/D is reported only with SMEP, or with PAE-format entries and NXE. */
 	if (acc == GPT_FETCH && (cpu->cr4 & CR4_SMEP ||
@@ -59,7 +59,7 @@ static enum gpt_status page_fault(const struct gpt_cpu *cpu, enum gpt_access acc
 /* SDM Vol. 3A 4.6.1 (SMAP and protection keys left out). */
 static bool allowed(const struct gpt_cpu *cpu, struct rights r, enum gpt_access acc)
 {
-	bool user = cpu->cpl == 3;
+	bool user = cpu->cpl == 3 && acc != GPT_READ_SYS;
 
 	if (user && !r.user)
 		return false;
@@ -71,6 +71,7 @@ static bool allowed(const struct gpt_cpu *cpu, struct rights r, enum gpt_access 
 		/* SMEP: no supervisor fetches from user pages. */
 		return !r.no_exec && (user || !r.user || !(cpu->cr4 & CR4_SMEP));
 	case GPT_READ:
+	case GPT_READ_SYS:
 		break;
 	}
 	return true;

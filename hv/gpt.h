@@ -37,6 +37,8 @@ enum gpt_access {
 	GPT_READ,
 	GPT_WRITE,
 	GPT_FETCH,
+	/* An implicit supervisor-mode read (the IDT, GDT, LDT, TSS: SDM Vol. 3A 4.6), at any CPL. */
+	GPT_READ_SYS,
 };
 
 enum gpt_status {

@@ -9,6 +9,7 @@
 #include "hv/vmx_ops.h"
 #include "pmu/pmu.h"
 #include "include/x86/dr.h"
+#include "include/x86/msr.h"
 #include "include/x86/rflags.h"
 #include "include/x86/trap.h"
 
@@ -19,6 +20,7 @@
  */
 #define STEP_EXCEPTIONS	(0xFFFFFFFFu & ~(1u << 3 | 1u << 4 | 1u << 18))
 #define INTR_BLOCKING	3u	/* STI and MOV SS blocking (SDM Vol. 3C 25.4.2, table 25-3) */
+#define INTR_TYPE_MASK	(7u << 8)
 
 static enum soft_mode soft_mode(void)
 {
@@ -42,20 +44,20 @@ static bool idt_handler(struct vcpu *v, uint8_t vector, uint64_t *la)
 	if (!(vcpu_guest_cr0() & 1)) {
 		uint16_t ivt[2];
 
-		if (guest_read(v, ivt, base + vector * 4u, 4, GPT_READ, &res) != GPT_OK)
+		if (guest_read(v, ivt, base + vector * 4u, 4, GPT_READ_SYS, &res) != GPT_OK)
 			return false;
 		*la = (uint64_t)ivt[1] * 16 + ivt[0];
 		return true;
 	}
 	if (soft_mode() == SOFT_MODE_64) {
-		if (guest_read(v, g, base + vector * 16u, 16, GPT_READ, &res) != GPT_OK)
+		if (guest_read(v, g, base + vector * 16u, 16, GPT_READ_SYS, &res) != GPT_OK)
 			return false;
 		*la = (g[0] | (uint64_t)g[1] << 8) | ((uint64_t)(g[6] | g[7] << 8) << 16) |
 		      ((uint64_t)(g[8] | g[9] << 8 | g[10] << 16 | (uint32_t)g[11] << 24) << 32);
 		return true;
 	}
 	/* Protected mode: a flat code segment is assumed (base 0), as every guest here uses. */
-	if (guest_read(v, g, base + vector * 8u, 8, GPT_READ, &res) != GPT_OK)
+	if (guest_read(v, g, base + vector * 8u, 8, GPT_READ_SYS, &res) != GPT_OK)
 		return false;
 	*la = (g[0] | (uint64_t)g[1] << 8) | ((uint64_t)(g[6] | g[7] << 8) << 16);
 	return true;
@@ -232,6 +234,100 @@ static void end_block(struct vcpu *v)
 	step_pv_block_end(v);
 }
 
+/*
+ * Ring-0 runs, while nothing counted at CPL 0 needs a step there (only CPL 1-3 is counted): the
+ * guest's CPL 0 code runs with TF clear and no breakpoint, and each way out to an outer ring
+ * exits before the first instruction there, where stepping resumes:
+ * - IRET ends virtual-NMI blocking (SDM Vol. 3C 26.3, "virtual NMIs"), and NMI-window exiting
+ *   then exits before the next instruction (SDM Vol. 3C 26.2). The stepper sets the blocking
+ *   for the run when the guest has none (an NMI being injected sets its own), and takes it
+ *   off at the exit: irq_deliver() and the guest's NMIs only ever see the guest's own.
+ * - SYSRET raises #UD while EFER.SCE is clear (SDM Vol. 2B SYSRET): the #UD exits, and the
+ *   SYSRET is single-stepped with SCE back (step_handle_ud()). SCE is back at every exit, so
+ *   the guest's RDMSR of EFER (which exits) and every handler see its own value.
+ * The way in needs nothing new: CPL 3 code is stepped, so SYSCALL, INT n and injected or
+ * reflected events reach CPL 0 at a breakpoint on where they go (plan_entry). Not caught:
+ * SYSEXIT and a far RET to an outer ring; the exit after one tells (ring0_after_run()).
+ */
+static bool ring0_possible(struct vcpu *v)
+{
+	/* NMI-window exiting exists only with virtual NMIs (SDM Vol. 3C 26.2.1.1). */
+	return v->step.ring0_free && !v->step.ring0_step && vcpu_cpl() == 0 &&
+	       (vmread(VMCS_PIN_CTLS) & PIN_VIRTUAL_NMIS);
+}
+
+static void ring0_run(struct vcpu *v)
+{
+	struct vcpu_step *s = &v->step;
+	uint32_t intr = vmread(VMCS_GUEST_INTERRUPTIBILITY), info = vmread(VMCS_ENTRY_INTR_INFO);
+	uint64_t efer = vmread(VMCS_GUEST_EFER);
+
+	if (s->active)
+		stop(v);
+	if (!s->ring0) {
+		s->ring0_exc = vmread(VMCS_EXCEPTION_BITMAP);
+		vmwrite(VMCS_EXCEPTION_BITMAP, s->ring0_exc | 1u << EXC_UD);
+		s->ring0 = true;
+	}
+	s->ring0_runs++;
+	s->ring0_armed = true;
+	if (efer & EFER_SCE) {
+		vmwrite(VMCS_GUEST_EFER, efer & ~EFER_SCE);
+		s->ring0_sce = true;
+	}
+	/* SDM Vol. 3C 26.3.1.5: an injected NMI wants no blocking; its delivery sets it. */
+	if (!(intr & INTERRUPTIBILITY_NMI) &&
+	    !((info & INTR_INFO_VALID) && (info & INTR_TYPE_MASK) == INTR_TYPE_NMI)) {
+		vmwrite(VMCS_GUEST_INTERRUPTIBILITY, intr | INTERRUPTIBILITY_NMI);
+		s->ring0_nmi = true;
+	}
+	vmwrite(VMCS_CPU_CTLS, vmread(VMCS_CPU_CTLS) | CPU_NMI_WINDOW_EXITING);
+}
+
+/* Out of ring-0 runs: the exception bitmap as it was (irq_deliver() sets the window exits). */
+static void ring0_end(struct vcpu *v)
+{
+	if (!v->step.ring0)
+		return;
+	vmwrite(VMCS_EXCEPTION_BITMAP, v->step.ring0_exc);
+	v->step.ring0 = false;
+}
+
+/* At the exit ending a ring-0 run: the guest's own EFER and NMI blocking back. */
+static void ring0_after_run(struct vcpu *v)
+{
+	struct vcpu_step *s = &v->step;
+	uint32_t intr = vmread(VMCS_GUEST_INTERRUPTIBILITY);
+	bool no_iret = s->ring0_nmi && (intr & INTERRUPTIBILITY_NMI);
+
+	s->ring0_armed = false;
+	/* An IRET's NMI-window exit no NMI waited for is the stepper's own (HC_VCPU_EXITS). */
+	if ((v->exit_reason & 0xFFFF) == EXIT_REASON_NMI_WINDOW && !v->apic.nmi_pending)
+		s->exits++;
+	if (s->ring0_sce)
+		vmwrite(VMCS_GUEST_EFER, vmread(VMCS_GUEST_EFER) | EFER_SCE);
+	if (no_iret)
+		vmwrite(VMCS_GUEST_INTERRUPTIBILITY, intr & ~INTERRUPTIBILITY_NMI);
+	/* In an outer ring with neither IRET nor SYSRET run: what ran there was not counted. */
+	if (no_iret && vcpu_cpl() != 0 && !s->ring0_lost_said) {
+		s->ring0_lost_said = true;
+		pr_warn("[%s] vcpu %u: soft PMU: left CPL 0 by neither IRET nor SYSRET (SYSEXIT "
+			"or a far RET?): uncounted up to rip %lx\n", v->dom->cfg.name, v->id,
+			vmread(VMCS_GUEST_RIP));
+	}
+}
+
+bool step_handle_ud(struct vcpu *v)
+{
+	/* A SYSRET (or SYSCALL) of a run with SCE cleared: stepped next, with SCE. A real #UD
+	 * comes again there, and is reflected as the stepper reflects every exception. */
+	if (!v->step.ring0_sce)
+		return false;
+	v->step.ring0_step = true;
+	v->step.exits++;
+	return true;
+}
+
 static void plan_entry(struct vcpu *v)
 {
 	struct vcpu_step *s = &v->step;
@@ -239,11 +335,19 @@ static void plan_entry(struct vcpu *v)
 	uint64_t target;
 	unsigned n;
 
+	s->ring0_sce = s->ring0_nmi = false;
 	if (!s->want) {
 		if (s->active)
 			stop(v);
+		ring0_end(v);
 		return;
 	}
+	if (ring0_possible(v)) {
+		ring0_run(v);
+		return;
+	}
+	s->ring0_step = false;
+	ring0_end(v);
 	if (!s->active)
 		start(v);
 	disarm_breakpoint(v);
@@ -285,6 +389,8 @@ void step_before_entry(struct vcpu *v)
 
 void step_on_exit(struct vcpu *v)
 {
+	if (v->step.ring0_armed)
+		ring0_after_run(v);
 	if (!v->step.active)
 		return;
 	clear_pending_step();

@@ -21,6 +21,19 @@ enum step_bp {
 
 struct vcpu_step {
 	bool want;		/* the PMU asked for stepping */
+	bool ring0_free;	/* ... but not at CPL 0: nothing counted there needs it */
+	/*
+	 * Ring-0 runs: the guest at CPL 0 runs unstepped, its ways out to CPL 1-3 made to exit
+	 * (IRET by virtual-NMI blocking, SYSRET by EFER.SCE clear); set only while it runs.
+	 */
+	bool ring0;		/* the exception bitmap has #UD for it (ring0_exc: as it was) */
+	bool ring0_armed;	/* the guest runs with what follows set; the exit undoes it */
+	bool ring0_nmi;		/* the last run: the virtual-NMI blocking was the stepper's */
+	bool ring0_sce;		/* the last run: EFER.SCE was cleared by the stepper */
+	bool ring0_step;	/* step the next instruction at CPL 0 (a SYSRET that faulted) */
+	bool ring0_lost_said;	/* a return to CPL > 0 nothing caught was reported */
+	uint32_t ring0_exc;
+	uint64_t ring0_runs;	/* entries into CPL 0 code that ran unstepped */
 	bool active;		/* TF and #DB interception are on */
 	bool insn_valid;	/* insn describes the instruction at RIP at the last entry */
 	struct soft_insn insn;
@@ -35,8 +48,9 @@ struct vcpu_step {
 	unsigned bp_slots;	/* the debug-register slots (bit k: DRk) its breakpoints are in */
 	uint64_t bp_dr7;	/* their DR7 enable bits */
 	uint64_t steps;		/* instructions retired by single steps */
-	uint64_t exits;		/* exits that were the stepping's own: #DB, and reads of PV
-				 * pages shut while blocks run (hv/step_pv.c) */
+	uint64_t exits;		/* exits that were the stepping's own: #DB, reads of PV
+				 * pages shut while blocks run (hv/step_pv.c), and the
+				 * ring-0 runs' NMI-window and #UD exits */
 	/* Basic-block counting: the guest runs `block` with TF clear up to a breakpoint. */
 	bool block_on;		/* entered with block armed; counted at the next exit */
 	unsigned block_cpl;
@@ -54,6 +68,8 @@ void step_before_entry(struct vcpu *v);
 void step_on_exit(struct vcpu *v);
 /* A #DB exit: true when it was the stepping's own (counted), false when it belongs to the guest. */
 bool step_handle_db(struct vcpu *v, uint64_t qual);
+/* A #UD exit: true when the stepper's cleared EFER.SCE caused it (the instruction is retried). */
+bool step_handle_ud(struct vcpu *v);
 /* True while the guest sits on the instruction after a stepped STI: interrupts wait. */
 bool step_sti_shadow(struct vcpu *v);
 

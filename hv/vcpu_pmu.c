@@ -17,9 +17,10 @@ unsigned vcpu_pmu_cpl(struct vcpu *v)
 	return vcpu_cpl();
 }
 
-void vcpu_pmu_set_stepping(struct vcpu *v, bool on)
+void vcpu_pmu_set_stepping(struct vcpu *v, bool on, bool ring0)
 {
 	v->step.want = on;
+	v->step.ring0_free = on && !ring0;
 }
 
 /*

@@ -9,8 +9,11 @@ struct vcpu;
 
 /* The guest's current privilege level (0..3). */
 unsigned vcpu_pmu_cpl(struct vcpu *v);
-/* Single-step the guest exactly, instruction by instruction, from the next VM entry on (or stop). */
-void vcpu_pmu_set_stepping(struct vcpu *v, bool on);
+/*
+ * Single-step the guest exactly, instruction by instruction, from the next VM entry on (or stop);
+ * ring0 false: not at CPL 0, where nothing counted needs it (the kernel runs unstepped).
+ */
+void vcpu_pmu_set_stepping(struct vcpu *v, bool on, bool ring0);
 /* The counter-overflow interrupt, through the VCPU's virtual LVTPC. */
 void vcpu_pmu_raise_pmi(struct vcpu *v);
 /* Bound the next guest run to at most `ticks` host TSC ticks (a cycle counter's overflow point). */

@@ -2,8 +2,11 @@
 #include "hv/vuart.h"
 
 /*
- * Register numbers and bits from the PC16550D data sheet. Output is instantaneous
- * and no interrupt is ever raised: IER is stored but IIR always says "none pending".
+ * Register numbers and bits from the PC16550D data sheet. Output is instantaneous, so the
+ * transmitter holding register is always empty. Interrupts (IIR, by priority): receiver line
+ * status (an overrun), received data (loopback only: nothing else feeds the receiver) and THR
+ * empty; modem status never changes, so it never interrupts. The IRQ pin is the OR of the
+ * enabled ones gated by OUT2, as PC boards wire it (vuart_irq()).
  */
 #define REG_DATA	0	/* RBR/THR, or DLL when LCR.DLAB */
 #define REG_IER		1	/* or DLM when LCR.DLAB */
@@ -16,6 +19,13 @@
 
 #define IER_MASK	0x0f
 #define IIR_NONE	0x01
+#define IIR_LSR		0x06	/* receiver line status */
+#define IIR_RX		0x04	/* received data available */
+#define IIR_THRE	0x02	/* transmitter holding register empty */
+#define IER_RX		0x01
+#define IER_THRE	0x02
+#define IER_LSR		0x04
+#define MCR_OUT2	0x08
 #define IIR_FIFO_ON	0xc0
 #define FCR_ENABLE	0x01
 #define FCR_CLEAR_RX	0x02
@@ -75,11 +85,18 @@ static uint8_t rx_pop(struct vuart *u)
 
 static void transmit(struct vuart *u, uint8_t c)
 {
+	/* A THR write clears the THRE interrupt; the byte leaves at once and THR is empty again. */
+	u->thre_pending = true;
 	/* In loopback the transmitter feeds the receiver and the line stays idle. */
 	if (u->mcr & MCR_LOOP) {
 		rx_push(u, c);
 		return;
 	}
+	vuart_put(u, c);
+}
+
+void vuart_put(struct vuart *u, uint8_t c)
+{
 	/* '\r' is dropped: the console adds its own line ends. */
 	if (c == '\r')
 		return;
@@ -106,8 +123,12 @@ static void write_reg(struct vuart *u, unsigned reg, uint8_t v)
 	case REG_IER:
 		if (dlab)
 			u->dlm = v;
-		else
+		else {
+			/* Enabling ETBEI while THR is empty raises the THRE interrupt (PC16550D). */
+			if ((v & IER_THRE) && !(u->ier & IER_THRE))
+				u->thre_pending = true;
 			u->ier = v & IER_MASK;
+		}
 		break;
 	case REG_IIR:
 		/* Changing the FIFO enable, or FCR bit 1, empties the receive FIFO. */
@@ -129,6 +150,23 @@ static void write_reg(struct vuart *u, unsigned reg, uint8_t v)
 	}
 }
 
+/* The highest-priority enabled interrupt, as IIR bits 3:0. */
+static uint8_t pending(const struct vuart *u)
+{
+	if ((u->ier & IER_LSR) && u->overrun)
+		return IIR_LSR;
+	if ((u->ier & IER_RX) && u->rx_count)
+		return IIR_RX;
+	if ((u->ier & IER_THRE) && u->thre_pending)
+		return IIR_THRE;
+	return IIR_NONE;
+}
+
+bool vuart_irq(const struct vuart *u)
+{
+	return (u->mcr & MCR_OUT2) && pending(u) != IIR_NONE;
+}
+
 static uint8_t read_reg(struct vuart *u, unsigned reg)
 {
 	bool dlab = u->lcr & LCR_DLAB;
@@ -140,7 +178,11 @@ static uint8_t read_reg(struct vuart *u, unsigned reg)
 	case REG_IER:
 		return dlab ? u->dlm : u->ier;
 	case REG_IIR:
-		return IIR_NONE | (u->fifo_on ? IIR_FIFO_ON : 0);
+		v = pending(u);
+		/* Reading IIR while it names THRE clears that interrupt (PC16550D table 4). */
+		if (v == IIR_THRE)
+			u->thre_pending = false;
+		return v | (u->fifo_on ? IIR_FIFO_ON : 0);
 	case REG_LCR:
 		return u->lcr;
 	case REG_MCR:

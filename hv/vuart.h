@@ -16,6 +16,7 @@ struct vuart {
 	uint8_t ier, lcr, mcr, scr, dll, dlm;
 	bool fifo_on;		/* FCR bit 0 */
 	bool overrun;		/* LSR bit 1, cleared by reading LSR */
+	bool thre_pending;	/* the THRE interrupt: set when THR empties, cleared by IIR */
 	uint8_t rx[VUART_RX_FIFO];	/* only loopback (MCR bit 4) fills it */
 	unsigned rx_head, rx_count;
 	char line[VUART_LINE_MAX + 1];
@@ -24,11 +25,11 @@ struct vuart {
 	void *ctx;
 };
 
-/*
- * Power-on state; emit (not NULL) receives every completed line with ctx.
- * No interrupts are modelled: IER is stored, IIR always reads "none pending".
- */
+/* Power-on state; emit (not NULL) receives every completed line with ctx. */
 void vuart_init(struct vuart *u, vuart_emit_fn emit, void *ctx);
+
+/* The IRQ pin (COM1: ISA IRQ 4, edge-triggered): an enabled interrupt pending, with MCR.OUT2. */
+bool vuart_irq(const struct vuart *u);
 
 /*
  * A guest IN/OUT of size 1, 2 or 4 bytes at port base + off (off 0..7). A wider
@@ -37,6 +38,9 @@ void vuart_init(struct vuart *u, vuart_emit_fn emit, void *ctx);
  * Writes take *val, reads store into *val.
  */
 void vuart_io(struct vuart *u, unsigned off, bool write, unsigned size, uint32_t *val);
+
+/* A byte for the line buffer from elsewhere (port 0xE9, the console hypercall): no THR. */
+void vuart_put(struct vuart *u, uint8_t c);
 
 /* Hand over a partial last line (at domain exit). */
 void vuart_flush(struct vuart *u);

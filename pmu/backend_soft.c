@@ -25,6 +25,9 @@ static uint64_t count_cycles(struct vcpu *v, uint64_t ticks, unsigned cpl)
 /*
  * Stepping is needed while an enabled counter counts instructions or branches at any ring, and
  * while a cycle counter counts one ring only (each step then tells which ring its cycles were in).
+ * CPL 0 needs it only when something counts instructions or branches there: otherwise the
+ * kernel runs unstepped, and the stepper catches its ways back out (hv/step.c), which is all a
+ * ring-filtered cycle counter needs too (each run then stays in one ring).
  */
 static void soft_programmed(struct vcpu *v)
 {
@@ -35,7 +38,8 @@ static void soft_programmed(struct vcpu *v)
 	pv->active = kernel | user | amode;
 	pv->pv_guard = amode & STEP_EVENTS;
 	pv->stepping = (pv->active & STEP_EVENTS) || ((kernel ^ user) & CYCLE_EVENTS);
-	vcpu_pmu_set_stepping(v, pv->stepping);
+	pv->step_ring0 = (kernel | pv_active_at(v, 0)) & STEP_EVENTS;
+	vcpu_pmu_set_stepping(v, pv->stepping, pv->step_ring0);
 }
 
 /* Counts are kept current at every exit: nothing to gather before a read. */
@@ -127,7 +131,7 @@ static void soft_switch_in(struct vcpu *v)
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 
 	pv->exit_tsc = 0;
-	vcpu_pmu_set_stepping(v, pv->stepping);
+	vcpu_pmu_set_stepping(v, pv->stepping, pv->step_ring0);
 }
 
 /* Time waiting for a PCPU is nobody's work: the vcpu-mode span ends at the switch. */

@@ -57,6 +57,7 @@ struct pmu_vcpu {
 	uint32_t active;		/* events some counter counts at some ring (enum vpmu_event bits),
 					 * cached when the counters are programmed: the exit path's fast test */
 	bool stepping;			/* the soft backend single-steps this VCPU (cached likewise) */
+	bool step_ring0;		/* at CPL 0 too: something counts instructions or branches there */
 	bool pv_guard;			/* its PV page shows soft counts of instructions or branches
 					 * (cached likewise): see pmu_pv_guard() */
 	bool run_counts;		/* the PMU was live at the last VM entry: the exit ending that

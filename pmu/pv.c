@@ -173,7 +173,7 @@ void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
 		publish(v, a);
 }
 
-uint32_t pv_active(struct vcpu *v)
+uint32_t pv_active_at(struct vcpu *v, unsigned cpl)
 {
 	const struct pv_control *c;
 	uint32_t events = 0;
@@ -182,14 +182,17 @@ uint32_t pv_active(struct vcpu *v)
 		return 0;
 	c = ctl_of(v);
 	for (uint32_t m = amode_mask(c); m; m &= m - 1) {
-		for (unsigned cpl = 0; cpl <= 3; cpl += 3) {
-			int ev = amode_event(v, c->evtsel[__builtin_ctz(m)], cpl);
+		int ev = amode_event(v, c->evtsel[__builtin_ctz(m)], cpl);
 
-			if (ev != VPMU_EV_NONE)
-				events |= 1u << ev;
-		}
+		if (ev != VPMU_EV_NONE)
+			events |= 1u << ev;
 	}
 	return events;
+}
+
+uint32_t pv_active(struct vcpu *v)
+{
+	return pv_active_at(v, 0) | pv_active_at(v, 3);
 }
 
 uint32_t pv_amode(struct vcpu *v, uint64_t evtsel[PV_PMU_COUNTERS])

@@ -48,6 +48,8 @@ void pv_switch_out(struct vcpu *v);
 void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl);
 /* Events some a-mode counter of v counts (enum vpmu_event bits), for the stepping decision. */
 uint32_t pv_active(struct vcpu *v);
+/* The same at cpl only: whether CPL 0 needs stepping. */
+uint32_t pv_active_at(struct vcpu *v, unsigned cpl);
 /* v's a-mode counters (bit i: counter i) and their event selects, for a backend to program. */
 uint32_t pv_amode(struct vcpu *v, uint64_t evtsel[PV_PMU_COUNTERS]);
 /* i-mode counters among a GLOBAL_STATUS overflow mask: handled (vector raised, counter re-armed); returns the rest. */

@@ -5,8 +5,8 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 # The initramfs has no /dev/console of its own, so the kernel gave init no output. The kernel's
-# log is the way out: perfvisor's COM1 raises no interrupts, so the serial driver's tty output
-# would stall after a FIFO's worth, while printk writes the port polled (docs/linux-guest.md).
+# log is the way out: writes to the serial tty fail with EIO (docs/linux-guest.md), while printk
+# writes the port polled.
 exec </dev/console >/dev/kmsg 2>&1
 echo "perfvisor-linux: init running on $(uname -r)"
 dmesg | grep -E 'Performance Events|perf:' | sed 's/^/perfvisor-linux: dmesg: /'
@@ -15,6 +15,11 @@ echo "perfvisor-linux: known exited with $?"
 perf --version 2>&1 | sed 's/^/perfvisor-linux: perf: /'
 # known.S: instructions:u = 20004, branches:u = 10001 when a PMU counts them.
 perf stat -x, -e instructions:u,branches:u /bin/known 2>&1 | sed 's/^/perfvisor-linux: perf: /'
+# Sampling: a PMI (an NMI: Linux programs LVTPC so) every 2000 user instructions of known.
+perf record -q -e instructions:u -c 2000 -o /tmp/perf.data /bin/known 2>&1 |
+	sed 's/^/perfvisor-linux: record: /'
+echo "perfvisor-linux: record: samples $(perf script -i /tmp/perf.data -F ip 2>/dev/null | wc -l)"
+perf script -i /tmp/perf.data -F ip,sym 2>&1 | sort | uniq -c | sed 's/^/perfvisor-linux: script: /'
 echo "perfvisor-linux: done"
 /bin/pv-exit 0
 poweroff -f

@@ -14,3 +14,15 @@ $(LINUX_OUT)/%: guest-stub/linux/%.S guest-stub/linux/linux.mk
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	$(Q)gcc $(LINUX_CFLAGS) -o $@ $<
+
+# `make test-linux`: the Linux guest's system rows (tests/system/linux-guest/), not in make test.
+LINUX_TABLE := tests/system/linux-guest/linux-guest.cfg
+
+.PHONY: test-linux
+test-linux: all
+	$(Q)if [ -f $(LINUX_OUT)/vmlinuz ] && [ -f $(LINUX_OUT)/initrd.gz ]; then \
+		python3 tests/system/run.py --cfg $(LINUX_TABLE) $(if $(T),'$(T)'); \
+	else \
+		echo "test-linux: SKIP: no $(LINUX_OUT)/vmlinuz and initrd.gz: run make linux-guest" \
+		     "first (it downloads Debian's kernel, busybox and perf through apt)"; \
+	fi

@@ -4,6 +4,7 @@
 
 #define EXC_DB		1	/* debug */
 #define EXC_NMI		2	/* non-maskable interrupt */
+#define EXC_UD		6	/* invalid opcode */
 #define EXC_MC		18	/* machine check */
 
 #endif

@@ -73,6 +73,39 @@ def exits_per_retired(lines, name, high):
             f"{name}: {exits} exits / {retired} retired = {ratio:.3f} (want at most {high})")
 
 
+def retired_beyond(lines, name, per_entry):
+    """Domain NAME (soft_ring) counted a user-only window across K system calls and T timer
+    interrupts, K + T kernel entries: the soft PMU saw (the summary's retired) fewer than
+    PER_ENTRY x (K + T) instructions beyond the window, PER_ENTRY being the least one kernel
+    entry and return would add if CPL 0 were stepped; and it ran CPL 0 unstepped at least K
+    times (its summary line)."""
+    try:
+        hits = [m for m in (re.search(rf"^\[{re.escape(name)}\] soft_ring: user window: "
+                                      r"(\d+) instructions, (\d+) kernel entries by INT 0x80, "
+                                      r"(\d+) timer interrupts", line)
+                            for line in lines) if m]
+        if len(hits) != 1:
+            raise ValueError(f"{len(hits)} user window lines of {name}, expected one")
+        window, calls, ticks = (int(hits[0].group(i)) for i in (1, 2, 3))
+        at = next(i for i, line in enumerate(lines)
+                  if re.search(rf"^perfvisor:   domain \d+ \({re.escape(name)}\):", line))
+        retired = runs = 0
+        for line in lines[at + 1:]:
+            if not re.match(r"^perfvisor:     ", line):
+                break
+            m = re.search(r" vcpu \d+: pmu \d+ stepped instructions, (\d+) retired,", line)
+            retired += int(m.group(1)) if m else 0
+            m = re.search(r" vcpu \d+: soft PMU: (\d+) runs at CPL 0 unstepped", line)
+            runs += int(m.group(1)) if m else 0
+    except (ValueError, StopIteration) as err:
+        return False, f"{name}: {err or 'no summary line'}"
+    beyond, bound = retired - window, int(per_entry) * (calls + ticks)
+    return (0 <= beyond < bound and runs >= calls,
+            f"{name}: {retired} retired - {window} in the window = {beyond} (want below "
+            f"{per_entry} x ({calls} + {ticks}) = {bound}); {runs} runs at CPL 0 unstepped "
+            f"(want at least {calls})")
+
+
 def exact_counts(lines, minimum):
     """Every exact count the log reports must equal its expected value: vpmu_count's JSON lines
     (run without expect=more) and pvcount's a-mode windows; at least MINIMUM of them."""

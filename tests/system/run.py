@@ -44,6 +44,8 @@ ENDED_BY_ITSELF = 125
 # Rows of this group run only when G= names it: they take too long for make test.
 LONG = "long"
 KEYS = ("emu", "cpus", "timeout", "verdict", "boot", "scenario", "groups")
+# Keys a stanza may leave out: mem (MB for the emulator, run-emu.sh's default when absent).
+OPTIONAL_KEYS = ("mem",)
 STANZA = re.compile(r"\[([A-Za-z0-9_.-]+)\]$")
 KEY_LINE = re.compile(r"([a-z]+)\s*=\s*(.*?)\s*(?:#.*)?$")
 CHECK_CALL = re.compile(r"@\s*([A-Za-z_]\w*)\((.*)\)$")
@@ -85,8 +87,9 @@ class Test:
             domain, check = GUEST_CHECK.fullmatch(line).groups()
             self.guest_checks.append((domain, check.rstrip()))
         elif key:
-            if key.group(1) not in KEYS:
-                raise ValueError(f"{where}: unknown key '{key.group(1)}' (keys: {', '.join(KEYS)})")
+            if key.group(1) not in KEYS + OPTIONAL_KEYS:
+                raise ValueError(f"{where}: unknown key '{key.group(1)}' (keys: "
+                                 f"{', '.join(KEYS + OPTIONAL_KEYS)})")
             if key.group(1) in self.fields:
                 raise ValueError(f"{where}: '{key.group(1)}' given twice in [{self.name}]")
             self.fields[key.group(1)] = (where, key.group(2))
@@ -122,8 +125,9 @@ class Test:
             self.cpus = int(value["cpus"])
             self.timeout = int(value["timeout"])
             self.verdict = None if value["verdict"] == "none" else int(value["verdict"])
+            self.mem = int(value["mem"]) if "mem" in value else None
         except ValueError:
-            raise ValueError(f"{self.where}: cpus and timeout must be numbers, verdict a "
+            raise ValueError(f"{self.where}: cpus, timeout and mem must be numbers, verdict a "
                              "number or 'none'") from None
         self.boot = value["boot"]
         if self.boot not in ("iso", "kernel"):
@@ -207,6 +211,7 @@ def run_one(test):
     os.makedirs(test.log)
     cmd = ["scripts/run-emu.sh", "--emu", test.emu, "--cpus", str(test.cpus),
            "--timeout", str(test.timeout), "--log", test.log, "--quiet"]
+    cmd += ["--mem", str(test.mem)] if test.mem else []
     cmd += ["--iso", test.iso] if test.boot == "iso" else ["--scenario", test.scenario]
     with open(os.path.join(test.log, "run-emu.txt"), "w", encoding="utf-8") as out:
         # run-emu.sh enforces the timeout; this one only guards against a stuck script.

@@ -30,10 +30,14 @@ unsigned vcpu_pmu_cpl(struct vcpu *v)
 	return v->cpl;
 }
 
-void vcpu_pmu_set_stepping(struct vcpu *v, bool on)
+/* What the backend last told the stepper. */
+static bool told_on, told_ring0;
+
+void vcpu_pmu_set_stepping(struct vcpu *v, bool on, bool ring0)
 {
 	(void)v;
-	(void)on;
+	told_on = on;
+	told_ring0 = ring0;
 }
 
 void vcpu_pmu_limit_run(struct vcpu *v, uint64_t ticks)
@@ -48,10 +52,18 @@ void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
 	v->pv_counted[ev] += n;
 }
 
-uint32_t pv_active(struct vcpu *v)
+/* The events the paravirtual a-mode counters count at CPL 0 and at CPL 3. */
+static uint32_t amode_at[4];
+
+uint32_t pv_active_at(struct vcpu *v, unsigned cpl)
 {
 	(void)v;
-	return 0;
+	return amode_at[cpl];
+}
+
+uint32_t pv_active(struct vcpu *v)
+{
+	return pv_active_at(v, 0) | pv_active_at(v, 3);
 }
 
 void pmu_deliver_overflow(struct vcpu *v, uint64_t overflowed)
@@ -132,8 +144,52 @@ static void test_other_modes(void)
 	      "acct=vcpu: USR-only counters see none of the hypervisor's work at CPL 0");
 }
 
+/*
+ * The stepping decision (docs/soft-pmu.md, "Only the rings that count"): CPL 0 is stepped only
+ * when something counts instructions or branches there.
+ */
+static void test_step_rings(void)
+{
+	static const struct {
+		uint64_t rings;
+		uint32_t amode0, amode3;
+		bool on, ring0;
+		const char *what;
+	} cases[] = {
+		{ EVTSEL_USR, 0, 0, true, false, "USR only (:u): stepped at CPL 3, not at CPL 0" },
+		{ EVTSEL_OS, 0, 0, true, true, "OS only: stepped at CPL 0" },
+		{ EVTSEL_OS | EVTSEL_USR, 0, 0, true, true, "OS and USR: stepped everywhere" },
+		{ EVTSEL_USR, 1u << VPMU_EV_INSTRUCTIONS, 0, true, true,
+		  "USR, with an a-mode instructions counter at CPL 0: stepped at CPL 0" },
+		{ EVTSEL_USR, 1u << VPMU_EV_CORE_CYCLES, 0, true, false,
+		  "USR, with an a-mode cycles counter at CPL 0 (time, no step needed): not at CPL 0" },
+		{ 0, 0, 1u << VPMU_EV_BRANCHES, true, false,
+		  "nothing but an a-mode branches counter at CPL 3: not at CPL 0" },
+		{ 0, 0, 0, false, false, "nothing counts: no stepping" },
+	};
+	struct vcpu v;
+
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		amode_at[0] = cases[i].amode0;
+		amode_at[3] = cases[i].amode3;
+		vcpu_new(&v, PMU_ACCT_GUEST, cases[i].rings);
+		if (!cases[i].rings)
+			vpmu_wrmsr(&v.pmu.vpmu, MSR_IA32_PERF_GLOBAL_CTRL, 0);
+		soft_programmed(&v);
+		check(told_on == cases[i].on && told_ring0 == cases[i].ring0 &&
+		      v.pmu.step_ring0 == cases[i].ring0, "%s", cases[i].what);
+		/* A switch-in tells the stepper the same. */
+		told_on = told_ring0 = !cases[i].on;
+		soft_switch_in(&v);
+		check(told_on == cases[i].on && told_ring0 == cases[i].ring0,
+		      "%s, after a switch-in", cases[i].what);
+	}
+	amode_at[0] = amode_at[3] = 0;
+}
+
 int main(void)
 {
+	test_step_rings();
 	test_vcpu_mode();
 	test_other_modes();
 	return unit_summary();

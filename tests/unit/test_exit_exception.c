@@ -17,6 +17,15 @@ bool step_handle_db(struct vcpu *v, uint64_t qual)
 	return false;
 }
 
+/* Whether the stepper claims a #UD (its EFER.SCE cleared for a ring-0 run: hv/step.c). */
+static bool stepper_ud;
+
+bool step_handle_ud(struct vcpu *v)
+{
+	(void)v;
+	return stepper_ud;
+}
+
 void dr_reflect_db(struct vcpu *v, uint64_t qual, unsigned stepper_slots)
 {
 	(void)v;
@@ -58,5 +67,12 @@ int main(void)
 	      vmcs[VMCS_ENTRY_EXC_ERROR] == 0x18, "a guest #GP is reflected with its error code");
 	exit_for(INTR_TYPE_NMI, 2, false);
 	check(!killed && !vmcs[VMCS_ENTRY_INTR_INFO], "a host NMI is not the guest's");
+	exit_for(INTR_TYPE_HW_EXCEPTION, EXC_UD, false);
+	check(vmcs[VMCS_ENTRY_INTR_INFO] == (INTR_INFO_VALID | INTR_TYPE_HW_EXCEPTION | EXC_UD),
+	      "a guest #UD is reflected");
+	stepper_ud = true;
+	exit_for(INTR_TYPE_HW_EXCEPTION, EXC_UD, false);
+	check(!vmcs[VMCS_ENTRY_INTR_INFO], "a #UD the stepper caused (SYSRET with its SCE "
+	      "cleared) is not reflected: the instruction runs again");
 	return unit_summary();
 }

@@ -55,7 +55,7 @@ static struct gpt_cpu cpu_for(uint64_t cr0, uint64_t cr4, uint64_t efer, uint64_
 
 static const char *const status_name[] = { "ok", "page fault", "non-canonical", "bad gpa",
 					    "bad mode" };
-static const char *const access_name[] = { "read", "write", "fetch" };
+static const char *const access_name[] = { "read", "write", "fetch", "supervisor read" };
 
 /*
  * Translate la and compare: want_val is the GPA for GPT_OK and GPT_BAD_GPA, the error code for
@@ -280,6 +280,10 @@ static void test_4level(void)
 	expect(&cpu, "4-level user read of supervisor PTE", 0x2000, GPT_READ, GPT_PAGE_FAULT,
 	       GPT_PF_P | GPT_PF_U);
 	expect(&cpu, "4-level user read", 0x1abc, GPT_READ, GPT_OK, 0x9abc);
+	expect(&cpu, "4-level implicit supervisor read (the IDT) at CPL 3 of a supervisor PML4E",
+	       0xffff800000001234ull, GPT_READ_SYS, GPT_OK, 0x201234);
+	expect(&cpu, "4-level implicit supervisor read at CPL 3, not present: no U in the code",
+	       0x0, GPT_READ_SYS, GPT_PAGE_FAULT, 0);
 
 	cpu.cr4 = LM_CR4 | CR4_LA57;
 	expect(&cpu, "5-level paging refused", 0x1abc, GPT_READ, GPT_BAD_MODE, 0);

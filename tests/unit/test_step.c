@@ -684,6 +684,191 @@ static void test_pv_guard(void)
 	      "an exit at the reading instruction: the 2 before it told, then the guard told");
 }
 
+#define EFER_LONG	(EFER_LME | EFER_LMA | EFER_NXE)
+
+/* A 64-bit kernel at CPL 0 whose only counters count CPL 3 (docs/soft-pmu.md, rings). */
+static void reset_ring0(const uint8_t *code, size_t len)
+{
+	reset(code, len);
+	vmcs[VMCS_PIN_CTLS] = PIN_VIRTUAL_NMIS;
+	vmcs[VMCS_GUEST_EFER] = EFER_LONG | EFER_SCE;
+	vcpu.step.want = true;
+	vcpu.step.ring0_free = true;
+	vcpu.exit_reason = EXIT_REASON_EXCEPTION_NMI;
+	vcpu.apic.nmi_pending = 0;
+}
+
+static bool ring0_armed(void)
+{
+	return !tf() && !vcpu.step.active && !entry_dr7 &&
+	       (vmcs[VMCS_EXCEPTION_BITMAP] & 1u << EXC_UD) &&
+	       vmcs[VMCS_GUEST_EFER] == EFER_LONG &&
+	       (vmcs[VMCS_GUEST_INTERRUPTIBILITY] & INTERRUPTIBILITY_NMI) &&
+	       (vmcs[VMCS_CPU_CTLS] & CPU_NMI_WINDOW_EXITING);
+}
+
+/* Kernel code runs unstepped; an IRET back to CPL 3 exits before its first instruction. */
+static void test_ring0_iret(void)
+{
+	static const uint8_t kernel[] = { 0x90, 0x48, 0xcf };	/* nop; iretq */
+
+	reset_ring0(kernel, sizeof(kernel));
+	vmcs[VMCS_GUEST_INTERRUPTIBILITY] = INTERRUPTIBILITY_STI;
+	step_before_entry(&vcpu);
+	check(ring0_armed() && vcpu.step.ring0_runs == 1 &&
+	      vmcs[VMCS_GUEST_INTERRUPTIBILITY] == (INTERRUPTIBILITY_STI | INTERRUPTIBILITY_NMI),
+	      "CPL 0, only CPL 3 counted: no TF, no breakpoint; #UD, SCE clear, virtual-NMI "
+	      "blocking and NMI-window exiting for the ways out (SDM Vol. 3C 26.2, 26.3)");
+	/* An exit inside the kernel (an interrupt): the guest's own EFER and blocking back. */
+	vmcs[VMCS_GUEST_RIP] = CODE + 1;
+	step_on_exit(&vcpu);
+	check(vmcs[VMCS_GUEST_EFER] == (EFER_LONG | EFER_SCE) &&
+	      vmcs[VMCS_GUEST_INTERRUPTIBILITY] == INTERRUPTIBILITY_STI && !warned,
+	      "an exit at CPL 0: EFER.SCE and the guest's interruptibility back for the handlers");
+	step_before_entry(&vcpu);
+	check(ring0_armed() && vcpu.step.ring0_runs == 2 && !retired && !blocks_told,
+	      "still CPL 0: unstepped again, nothing told to the PMU");
+	/* The IRET ran: virtual-NMI blocking gone, CPL 3, the NMI-window exit. */
+	check(!vcpu.step.exits, "an interrupt's exit is not the stepper's own");
+	/* A kernel-to-kernel IRET: its NMI-window exit at CPL 0, the run goes on. */
+	vmcs[VMCS_GUEST_INTERRUPTIBILITY] = 0;
+	vcpu.exit_reason = EXIT_REASON_NMI_WINDOW;
+	vcpu.apic.nmi_pending = 1;
+	step_on_exit(&vcpu);
+	check(!vcpu.step.exits, "an NMI-window exit an NMI waited for is not the stepper's own");
+	vcpu.apic.nmi_pending = 0;
+	step_before_entry(&vcpu);
+	vmcs[VMCS_GUEST_INTERRUPTIBILITY] = 0;
+	step_on_exit(&vcpu);
+	check(vcpu.step.exits == 1 && !vmcs[VMCS_GUEST_INTERRUPTIBILITY],
+	      "a kernel IRET's NMI-window exit nothing else wanted: the stepper's own (left out "
+	      "of HC_VCPU_EXITS)");
+	step_before_entry(&vcpu);
+	check(ring0_armed(), "IRET to CPL 0: the kernel runs on unstepped");
+	vmcs[VMCS_GUEST_RIP] = 0x3000;
+	vmcs[VMCS_GUEST_INTERRUPTIBILITY] = 0;
+	cpl = 3;
+	step_on_exit(&vcpu);
+	check(vmcs[VMCS_GUEST_EFER] == (EFER_LONG | EFER_SCE) &&
+	      !vmcs[VMCS_GUEST_INTERRUPTIBILITY] && !warned && vcpu.step.exits == 2,
+	      "the IRET's NMI-window exit at CPL 3: SCE back, no blocking left, no warning");
+	step_before_entry(&vcpu);
+	check(tf() && vcpu.step.active && !(vmcs[VMCS_GUEST_INTERRUPTIBILITY] &
+					     INTERRUPTIBILITY_NMI) &&
+	      vmcs[VMCS_EXCEPTION_BITMAP] == (GUEST_EXC_BITMAP | 1u << EXC_DB | STEP_EXCEPTIONS),
+	      "CPL 3: stepped from its first instruction, the exception bitmap the stepper's");
+	vcpu.step.want = false;
+	step_before_entry(&vcpu);
+	check(!tf() && vmcs[VMCS_EXCEPTION_BITMAP] == (GUEST_EXC_BITMAP | 1u << EXC_DB),
+	      "counting stopped: the guest's bitmap (with #DB) back, no #UD left");
+	/* Stopped inside a ring-0 run. */
+	reset_ring0(kernel, sizeof(kernel));
+	step_before_entry(&vcpu);
+	step_on_exit(&vcpu);
+	vcpu.step.want = false;
+	step_before_entry(&vcpu);
+	check(vmcs[VMCS_EXCEPTION_BITMAP] == GUEST_EXC_BITMAP && !vcpu.step.ring0 &&
+	      vmcs[VMCS_GUEST_EFER] == (EFER_LONG | EFER_SCE),
+	      "counting stopped at CPL 0: the guest's own bitmap and EFER");
+}
+
+/* SYSRET raises #UD with SCE clear: the stepper's, stepped with SCE; the guest's own #UDs not. */
+static void test_ring0_sysret(void)
+{
+	static const uint8_t sysret[] = { 0x48, 0x0f, 0x07 };
+
+	reset_ring0(sysret, sizeof(sysret));
+	step_before_entry(&vcpu);
+	step_on_exit(&vcpu);
+	check(step_handle_ud(&vcpu) && vcpu.step.exits == 1,
+	      "a #UD of a run with SCE cleared is the stepper's, its exit its own");
+	step_before_entry(&vcpu);
+	check(tf() && vcpu.step.active && vcpu.step.insn_valid &&
+	      vmcs[VMCS_GUEST_EFER] == (EFER_LONG | EFER_SCE) &&
+	      !(vmcs[VMCS_GUEST_INTERRUPTIBILITY] & INTERRUPTIBILITY_NMI),
+	      "the SYSRET is stepped at CPL 0 with SCE back (SDM Vol. 2B SYSRET)");
+	vmcs[VMCS_GUEST_RIP] = 0x3000;
+	cpl = 3;
+	check(single_step_to(0x3000) && retired == 1 && last_insn.branch && last_insn.loads_flags,
+	      "its trap at CPL 3: the SYSRET told once, as a branch at CPL 0");
+	step_before_entry(&vcpu);
+	check(tf() && vcpu.step.active, "then CPL 3 is stepped");
+	/* A guest whose EFER.SCE is clear: its #UD is its own. */
+	reset_ring0(sysret, sizeof(sysret));
+	vmcs[VMCS_GUEST_EFER] = EFER_LONG;
+	step_before_entry(&vcpu);
+	step_on_exit(&vcpu);
+	check(!step_handle_ud(&vcpu) && vmcs[VMCS_GUEST_EFER] == EFER_LONG,
+	      "SCE clear by the guest: its #UD is reflected, EFER untouched");
+	step_before_entry(&vcpu);
+	check(ring0_armed() && !vcpu.step.active, "and the kernel runs on unstepped");
+}
+
+/* When a ring-0 run is not possible, or its catch must not be the stepper's. */
+static void test_ring0_limits(void)
+{
+	static const uint8_t nop[] = { 0x9c };	/* pushfq: stepped, never a block */
+
+	reset_ring0(nop, sizeof(nop));
+	vcpu.step.ring0_free = false;
+	step_before_entry(&vcpu);
+	check(tf() && vcpu.step.active && !vcpu.step.ring0_runs,
+	      "something counts at CPL 0: CPL 0 stepped as before");
+	reset_ring0(nop, sizeof(nop));
+	vmcs[VMCS_PIN_CTLS] = 0;
+	step_before_entry(&vcpu);
+	check(tf() && !vcpu.step.ring0_runs,
+	      "no virtual NMIs (no NMI-window exits to catch IRET): CPL 0 stepped");
+	/* The guest's own NMI blocking (in its NMI handler): left alone, its IRET exits. */
+	reset_ring0(nop, sizeof(nop));
+	vmcs[VMCS_GUEST_INTERRUPTIBILITY] = INTERRUPTIBILITY_NMI;
+	step_before_entry(&vcpu);
+	check(!tf() && !vcpu.step.ring0_nmi &&
+	      (vmcs[VMCS_CPU_CTLS] & CPU_NMI_WINDOW_EXITING), "in the guest's NMI handler: "
+	      "its own blocking, NMI-window exiting for its IRET");
+	vmcs[VMCS_GUEST_INTERRUPTIBILITY] = INTERRUPTIBILITY_NMI;
+	step_on_exit(&vcpu);
+	check(vmcs[VMCS_GUEST_INTERRUPTIBILITY] == INTERRUPTIBILITY_NMI,
+	      "an exit there: the guest's blocking kept");
+	/* An NMI injected at this entry: no blocking may be set with it (SDM Vol. 3C 26.3.1.5). */
+	reset_ring0(nop, sizeof(nop));
+	vmcs[VMCS_ENTRY_INTR_INFO] = INTR_INFO_VALID | INTR_TYPE_NMI | 2;
+	step_before_entry(&vcpu);
+	check(!tf() && !vmcs[VMCS_GUEST_INTERRUPTIBILITY] && !vcpu.step.ring0_nmi,
+	      "an NMI injected: no blocking set, the delivery sets it");
+	/* Back at CPL 3 with the stepper's blocking still set: neither IRET nor SYSRET ran. */
+	reset_ring0(nop, sizeof(nop));
+	step_before_entry(&vcpu);
+	cpl = 3;
+	step_on_exit(&vcpu);
+	check(warned == 1 && !vmcs[VMCS_GUEST_INTERRUPTIBILITY],
+	      "CPL 3 reached unseen (SYSEXIT, far RET): said, the blocking taken off");
+	step_before_entry(&vcpu);
+	check(tf() && vcpu.step.active, "and CPL 3 stepped from there");
+}
+
+/* An interrupt delivered at CPL 3 stops counting at the handler; the kernel then runs free. */
+static void test_ring0_event_from_user(void)
+{
+	static const uint8_t user[] = { 0x9c };
+
+	reset_ring0(user, sizeof(user));
+	cpl = 3;
+	idt_gate(0x20, HANDLER);
+	vmcs[VMCS_ENTRY_INTR_INFO] = INTR_INFO_VALID | 0x20;
+	step_before_entry(&vcpu);
+	check(tf() && vcpu.step.bp == STEP_BP_EVENT && slot_la[0] == HANDLER && !vcpu.step.ring0,
+	      "at CPL 3 an injected interrupt: TF and a breakpoint on its handler");
+	vmcs[VMCS_ENTRY_INTR_INFO] = 0;
+	vmcs[VMCS_GUEST_RIP] = HANDLER;
+	vmcs[VMCS_GUEST_RSP] = STACK - 40;
+	cpl = 0;
+	step_on_exit(&vcpu);
+	check(step_handle_db(&vcpu, 1u << 0) && !retired, "the handler's breakpoint: nothing told");
+	step_before_entry(&vcpu);
+	check(ring0_armed() && vcpu.step.ring0_runs == 1, "then the handler runs unstepped");
+}
+
 int main(void)
 {
 	test_tf_only_while_counting();
@@ -703,5 +888,9 @@ int main(void)
 	test_sti_shadow();
 	test_loop_block();
 	test_pv_guard();
+	test_ring0_iret();
+	test_ring0_sysret();
+	test_ring0_limits();
+	test_ring0_event_from_user();
 	return unit_summary();
 }

@@ -69,9 +69,10 @@ static void test_registers(void)
 	      "THR byte went to the line, DLL bytes did not");
 
 	out8(&u, 2, 0xc7);
-	check(in8(&u, 2) == 0xc1, "IIR shows FIFOs enabled after FCR bit 0");
+	check(in8(&u, 2) == 0xc2, "IIR shows FIFOs enabled after FCR bit 0, and the THRE "
+	      "interrupt IER 0x0f enabled after the THR write");
 	out8(&u, 2, 0);
-	check(in8(&u, 2) == 0x01, "FIFOs off again");
+	check(in8(&u, 2) == 0x01, "FIFOs off again, THRE cleared by the IIR read before");
 	out8(&u, 4, 0xef);
 	check(in8(&u, 4) == 0x0f, "MCR keeps bits 0-3 (0x%x)", in8(&u, 4));
 	out8(&u, 7, 0x5a);
@@ -168,8 +169,45 @@ static void test_wide(void)
 	check(v == 0xff77, "16-bit read at 7: SCR, then an unclaimed 0xff");
 }
 
+/* Interrupts by priority, THRE's set and clear rules, and the IRQ pin gated by OUT2 (PC16550D). */
+static void test_interrupts(void)
+{
+	struct lines l = { 0 };
+	struct vuart u;
+
+	vuart_init(&u, on_line, &l);
+	out8(&u, 0, 'x');
+	check(in8(&u, 2) == 0x01 && !vuart_irq(&u), "IER 0: no interrupt, the pin low");
+	out8(&u, 4, 0x08);
+	out8(&u, 1, 0x02);
+	check(vuart_irq(&u), "ETBEI enabled with THR empty: THRE pending, the pin high (OUT2)");
+	check(in8(&u, 2) == 0x02, "IIR names THRE");
+	check(in8(&u, 2) == 0x01 && !vuart_irq(&u), "that read cleared it: the pin low");
+	out8(&u, 0, 'y');
+	check(vuart_irq(&u) && in8(&u, 2) == 0x02, "a THR write: THR empty again, THRE again");
+	out8(&u, 1, 0x02);
+	check(!vuart_irq(&u), "ETBEI written again while on: no new THRE");
+	out8(&u, 0, 'z');
+	out8(&u, 4, 0x00);
+	check(!vuart_irq(&u) && in8(&u, 2) == 0x02, "OUT2 clear: the pin low, IIR still names it");
+	/* Loopback feeds the receiver: received data goes before THRE, the line status first. */
+	out8(&u, 4, 0x18);
+	out8(&u, 1, 0x07);
+	out8(&u, 0, 'a');
+	check(in8(&u, 2) == 0x04, "loopback byte received: IIR names received data (before THRE)");
+	check(in8(&u, 0) == 'a' && in8(&u, 2) == 0x02, "read: THRE is next");
+	for (unsigned i = 0; i < 2; i++)
+		out8(&u, 0, 'b');
+	check(in8(&u, 2) == 0x06, "FIFOs off, a second byte overran: line status first");
+	in8(&u, 5);
+	check(in8(&u, 2) == 0x04, "LSR read clears the overrun: received data next");
+	out8(&u, 1, 0x00);
+	check(!vuart_irq(&u) && in8(&u, 2) == 0x01, "IER 0: nothing pending, the pin low");
+}
+
 int main(void)
 {
+	test_interrupts();
 	test_registers();
 	test_loopback();
 	test_lines();
