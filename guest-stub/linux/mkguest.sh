@@ -1,9 +1,10 @@
 #!/bin/bash
 # Builds perfvisor's Linux guest from Debian's packages: the kernel (bzImage) and an initramfs.
 #
-# mkguest.sh OUT KNOWN PV_EXIT INIT
+# mkguest.sh OUT KNOWN PROFILE PV_EXIT INIT
 #   OUT      the output folder (build/linux): OUT/vmlinuz and OUT/initrd.gz are the result
 #   KNOWN    the known-count program (guest-stub/linux/known.S, built static)
+#   PROFILE  the known-cost functions to sample (guest-stub/linux/profile.S, built static)
 #   PV_EXIT  the exit-port program (guest-stub/linux/pv-exit.S, built static)
 #   INIT     the /init script
 # Packages come through apt only (`apt-get download`, unpacked with `dpkg-deb -x` under OUT):
@@ -11,7 +12,7 @@
 # libraries, when the host lacks any, are installed by apt as linux-perf's dependencies.
 set -euo pipefail
 
-out=$1 known=$2 pv_exit=$3 init=$4
+out=$1 known=$2 profile=$3 pv_exit=$4 init=$5
 debs=$out/debs pkgs=$out/pkgs root=$out/initramfs
 
 say() { echo "linux-guest: $*"; }
@@ -84,9 +85,10 @@ for lib in $(ldd "$perf" | awk '/=>/ {print $3} !/=>/ && $1 ~ /^\// {print $1}')
 done
 say "perf with $nlib shared libraries (ldd)"
 cp "$known" "$root/bin/known"
+cp "$profile" "$root/bin/profile"
 cp "$pv_exit" "$root/bin/pv-exit"
 cp "$init" "$root/init"
-chmod 755 "$root/init" "$root/bin/known" "$root/bin/pv-exit"
+chmod 755 "$root/init" "$root/bin/known" "$root/bin/profile" "$root/bin/pv-exit"
 
 # Packed by the guest's own busybox: its cpio writes newc, owned by root, no host cpio needed.
 bb=$(realpath "$root/bin/busybox")
