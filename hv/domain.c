@@ -245,12 +245,23 @@ void dom_add_data(const char *name, const void *start, uint64_t len)
 	m->len = len;
 }
 
-static const struct dom_data *find_data(const char *name)
+/*
+ * The data module initrd= names (*out NULL when the domain names none); false, with d not
+ * started by name, when no module has that name.
+ */
+static bool find_initrd(struct domain *d, const struct dom_data **out)
 {
-	for (unsigned i = 0; i < num_data; i++)
-		if (!strcmp(data_mods[i].name, name))
-			return &data_mods[i];
-	return (const struct dom_data *)0;
+	*out = (const struct dom_data *)0;
+	if (!d->cfg.initrd[0])
+		return true;
+	for (unsigned i = 0; i < num_data; i++) {
+		if (!strcmp(data_mods[i].name, d->cfg.initrd)) {
+			*out = &data_mods[i];
+			return true;
+		}
+	}
+	not_started(d, "initrd '%s' missing: no module has data=%s", d->cfg.initrd, d->cfg.initrd);
+	return false;
 }
 
 /* Guest RAM from the frame allocator (2 MiB aligned for the EPT's 2 MiB pages), mapped by EPT. */
@@ -318,7 +329,7 @@ static bool load_elf(struct domain *d, const void *image, uint64_t image_len,
 		     struct boot_start *start, uint64_t *boot)
 {
 	struct guest_mbi_module mod, *modp = (struct guest_mbi_module *)0;
-	const struct dom_data *data = (const struct dom_data *)0;
+	const struct dom_data *data;
 	struct elf_info info;
 	char err[160];
 	const char *why;
@@ -335,13 +346,9 @@ static bool load_elf(struct domain *d, const void *image, uint64_t image_len,
 			    "for its boot data", info.load_lo, info.load_hi, BOOT_SIZE >> 10);
 		return false;
 	}
-	if (d->cfg.initrd[0]) {
-		data = find_data(d->cfg.initrd);
-		if (!data) {
-			not_started(d, "initrd '%s' missing: no module has data=%s", d->cfg.initrd,
-				    d->cfg.initrd);
-			return false;
-		}
+	if (!find_initrd(d, &data))
+		return false;
+	if (data) {
 		/* The module's string is the data module's name. */
 		mod.string = data->name;
 		modp = &mod;
@@ -401,7 +408,7 @@ static bool load_elf(struct domain *d, const void *image, uint64_t image_len,
 static bool load_bzimage(struct domain *d, const void *image, uint64_t image_len,
 			 struct boot_start *start, uint64_t *boot)
 {
-	const struct dom_data *initrd = (const struct dom_data *)0;
+	const struct dom_data *initrd;
 	struct bzimage_info info;
 	struct bzimage_boot bz;
 	size_t cmd_len = strlen(d->cfg.args);
@@ -412,14 +419,8 @@ static bool load_bzimage(struct domain *d, const void *image, uint64_t image_len
 		not_started(d, "%s", err);
 		return false;
 	}
-	if (d->cfg.initrd[0]) {
-		initrd = find_data(d->cfg.initrd);
-		if (!initrd) {
-			not_started(d, "initrd '%s' missing: no module has data=%s", d->cfg.initrd,
-				    d->cfg.initrd);
-			return false;
-		}
-	}
+	if (!find_initrd(d, &initrd))
+		return false;
 	/* A bzImage loads at 1 MiB or above: the boot data always has its low place. */
 	*boot = GUEST_BOOT_LOW;
 	if (cmd_len >= BOOT_SIZE - BOOT_CMDLINE) {
