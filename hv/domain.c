@@ -54,10 +54,20 @@ static struct dom_data {
 } data_mods[MAX_DOMAINS];
 static unsigned num_data;
 
-struct domain domains[MAX_DOMAINS];
+/* In frames from the allocator, not the image's bss: the table is most of what bss would hold. */
+struct domain *domains;
 unsigned num_domains;
 uint64_t dom_frames_free_at_start;
 static struct spinlock dump_lock;
+
+bool dom_table_init(void)
+{
+	uint64_t pages = (sizeof(struct domain) * MAX_DOMAINS + FRAME_SIZE - 1) / FRAME_SIZE;
+
+	/* The allocator hands out zeroed frames, as bss would be; the low 4 GiB are identity-mapped. */
+	domains = (struct domain *)frame_alloc_contig(pages, 1);
+	return domains;
+}
 
 /* Gives every frame of the domain back: its VCPUs' VMCSs and pages, EPT tables and RAM. */
 static void release(struct domain *d)

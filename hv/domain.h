@@ -59,8 +59,11 @@ struct domain {
 	volatile bool released;		/* RAM, EPT, VMCSs and VCPUs are back in the allocator */
 };
 
-extern struct domain domains[MAX_DOMAINS];
+extern struct domain *domains;		/* MAX_DOMAINS of them, from dom_table_init() */
 extern unsigned num_domains;
+
+/* Allocates the domain table; false when the frame allocator cannot give it. */
+bool dom_table_init(void);
 
 /*
  * Host pointer for guest-physical [gpa, gpa+len), or NULL if not all inside the domain's RAM
