@@ -166,12 +166,12 @@ static struct counts split_window(void (*window)(struct counts *), uint32_t n, c
 {
 	struct counts c;
 
-	*exits = soft_hypercall(HC_VCPU_EXITS, 0, 0);
+	*exits = rt_vmcall(HC_VCPU_EXITS, 0, 0);
 	soft_rep_len = n;
 	counting(true);
 	window(&c);
 	counting(false);
-	*exits = soft_hypercall(HC_VCPU_EXITS, 0, 0) - *exits;
+	*exits = rt_vmcall(HC_VCPU_EXITS, 0, 0) - *exits;
 	printf("soft_count: %s %u %s, %lld VM exits around it\n", what, n, unit, (long long)*exits);
 	return c;
 }
@@ -424,7 +424,7 @@ static bool pv_resume(bool on)
 		.evtsel = { EVTSEL(ARCH_EVENT_INST_RETIRED) },
 	}, nothing;
 
-	return soft_hypercall(HC_PMU_RESUME, (uintptr_t)(on ? &c : &nothing), 0) == 0;
+	return rt_vmcall(HC_PMU_RESUME, (uintptr_t)(on ? &c : &nothing), 0) == 0;
 }
 
 int main(int argc, char **argv)
@@ -446,7 +446,7 @@ int main(int argc, char **argv)
 	rt_idt_set_gate(IPI_VECTOR, soft_ipi_entry, 0);
 	pv_mode = soft_arg(argc, argv, "pv", 0);
 	if (pv_mode)
-		report(soft_hypercall(HC_PMU_SETUP, (uintptr_t)pv_area, 1) == 0,
+		report(rt_vmcall(HC_PMU_SETUP, (uintptr_t)pv_area, 1) == 0,
 		       "paravirtual PMU set up: an a-mode counter runs in every window");
 	rt_wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
 	rt_wrmsr(MSR_IA32_PERFEVTSEL0 + CTR_INSNS, EVTSEL(ARCH_EVENT_INST_RETIRED));
