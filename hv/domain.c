@@ -63,6 +63,7 @@ static struct spinlock dump_lock;
 static void release(struct domain *d)
 {
 	for (unsigned i = 0; i < d->nvcpus; i++) {
+		step_cache_free(d->vcpus[i]);
 		frame_free(d->vcpus[i]->vmcs_pa);
 		frame_free((uint64_t)d->vcpus[i]);
 		d->vcpus[i] = (struct vcpu *)0;

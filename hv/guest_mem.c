@@ -2,6 +2,7 @@
 #include "lib/string.h"
 #include "hv/domain.h"
 #include "hv/guest_mem.h"
+#include "hv/step_cache.h"
 #include "hv/vmx_ops.h"
 
 static bool read_gpa(void *ctx, uint64_t gpa, void *buf, size_t len)
@@ -21,8 +22,11 @@ static bool write_gpa(void *ctx, uint64_t gpa, const void *buf, size_t len)
 
 	if (gpa < d->ro_end && gpa + len > d->ro_start)
 		return false;
-	if (p)
+	if (p) {
 		memcpy(p, buf, len);
+		/* No EPT violation told the block cache of this write: say it, after it. */
+		step_cache_hv_write(d, gpa, len);
+	}
 	return p;
 }
 
@@ -60,6 +64,16 @@ enum gpt_status guest_write(struct vcpu *v, uint64_t la, const void *src, size_t
 
 	walk_context(v, &c, pdptes);
 	return gpt_copy_to_guest(&c, la, src, len, res);
+}
+
+enum gpt_status guest_translate(struct vcpu *v, uint64_t la, enum gpt_access acc,
+				struct gpt_result *res)
+{
+	struct gpt_cpu c;
+	uint64_t pdptes[4];
+
+	walk_context(v, &c, pdptes);
+	return gpt_translate(&c, la, acc, res);
 }
 
 enum insn_mode guest_code_mode(void)

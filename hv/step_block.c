@@ -529,6 +529,16 @@ unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enu
 	return b->n;
 }
 
+unsigned step_block_cut(struct step_block *b, unsigned max)
+{
+	if (b->n > max) {
+		b->n = max;
+		b->branch = b->loops = b->ret = b->counted = b->dec_jnz = false;
+		b->ntargets = 0;
+	}
+	return b->n;
+}
+
 bool step_block_ret_target(struct step_block *b, uint64_t to)
 {
 	uint64_t last = b->start + b->off[b->n - 1];

@@ -52,6 +52,9 @@ struct step_block {
 unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enum insn_mode mode,
 			   unsigned max, struct step_block *b);
 
+/* Cuts b to its first max instructions (a straight block then); returns its n. */
+unsigned step_block_cut(struct step_block *b, unsigned max);
+
 /*
  * A block ending in a near RET: `to` is the return address read at RSP + ret_pop. False when
  * the target is inside the block: the RET is dropped from it (to be stepped).

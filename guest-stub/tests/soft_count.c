@@ -340,6 +340,54 @@ static __attribute__((noinline)) void case_smc(void)
 }
 
 /*
+ * Code the stepper has cached (docs/soft-pmu.md, "The block cache"): soft_smc_fn, CALLed, is
+ * 66 90 (XCHG %AX,%AX, one instruction), NOP, RET. The guest rewrites its first two bytes
+ * between runs, to two NOPs and back, each version run twice (the second run from the cache):
+ * CALL, the NOPs, RET, 4 or 5 instructions and 2 branches, as the bytes are at the time. Then
+ * soft_smc_loop stores into its own page at every turn of a DEC; JNZ loop of 3 instructions:
+ * CALL, MOV, 100 turns, RET: 303 instructions, 102 branches (CALL, 100 JNZ, RET).
+ */
+__asm__(".text\n"
+	".p2align 6\n"
+	"soft_smc_fn:\n\t"
+	".byte 0x66, 0x90\n\t"
+	"nop\n\t"
+	"ret\n"
+	"soft_smc_loop:\n\t"
+	"mov $100, %ecx\n"
+	"1:\tmov %ecx, soft_smc_word(%rip)\n\t"
+	"dec %ecx\n\t"
+	"jnz 1b\n\t"
+	"ret\n"
+	"soft_smc_word:\n\t"
+	".long 0\n");
+
+extern uint8_t soft_smc_fn[];
+
+static __attribute__((noinline)) void case_smc_cached(void)
+{
+	static const uint8_t nop2[2][2] = { { 0x66, 0x90 }, { 0x90, 0x90 } };
+	volatile uint8_t *fn = soft_smc_fn;
+	struct counts c;
+
+	for (unsigned run = 0; run < 6; run++) {
+		unsigned v = (run / 2) & 1;
+
+		fn[0] = nop2[v][0];
+		fn[1] = nop2[v][1];
+		counting(true);
+		MEASURE(c, "call soft_smc_fn");
+		counting(false);
+		judge(v ? "rewritten code page: two NOPs" : "rewritten code page: one XCHG", c,
+		      4 + v, 2);
+	}
+	counting(true);
+	MEASURE(c, "call soft_smc_loop");
+	counting(false);
+	judge("a loop storing into its own code page", c, 303, 102);
+}
+
+/*
  * Counted loops (DEC r; JNZ and LOOP, nothing else writing r) run all their turns as one block
  * (docs/soft-pmu.md): one exit to leave, and the interrupts that land in them. Stepped or run a
  * turn a block, each turn takes at least one exit. Interrupts come at most once a slice end or
@@ -458,6 +506,7 @@ int main(int argc, char **argv)
 	case_hlt();
 	case_far();
 	case_smc();
+	case_smc_cached();
 	case_loop(turns, soft_arg(argc, argv, "split", 0));
 	if (pv_mode)
 		case_pv_reads();
