@@ -176,7 +176,7 @@ unsigned step_cache_block(struct vcpu *v, uint64_t rip, uint64_t la, enum insn_m
 		}
 	}
 	len = fetch(v, la, gpa, bytes, &gpa2);
-	if (!step_block_decode(bytes, len, rip, mode, BLOCK_MAX, b))
+	if (!step_block_decode(bytes, len, rip, mode, BLOCK_MAX, true, b))
 		return 0;
 	/*
 	 * The decode read the block's bytes and at most one instruction's beyond them. Where that
@@ -186,8 +186,10 @@ unsigned step_cache_block(struct vcpu *v, uint64_t rip, uint64_t la, enum insn_m
 	seen = b->off[b->n] + INSN_MAX_LEN;
 	if (seen >= len)
 		seen = len;
-	if (c && (seen < len || len == BLOCK_BYTES))
-		fill(v, e, b, mode, gpa, gpa2, bytes, 4096 - (unsigned)(la & 0xFFF), seen);
+	/* Stores stay inside only while no write can reach its code unseen: cached, protected. */
+	if (!c || (seen == len && len < BLOCK_BYTES) ||
+	    !fill(v, e, b, mode, gpa, gpa2, bytes, 4096 - (unsigned)(la & 0xFFF), seen))
+		step_block_cut(b, b->store_end ? b->store_end : b->n);
 	c = v->step.cache;
 	if (c)
 		c->cool = STEP_CACHE_NO_PAGE;

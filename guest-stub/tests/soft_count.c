@@ -325,8 +325,9 @@ static __attribute__((noinline)) void case_far(void)
 
 /*
  * Self-modifying code: the second store turns the 2-byte XCHG %AX,%AX at 1: into two NOPs
- * before it runs (the first puts it back for the next run). The stepper decodes a block only
- * up to a store, so the NOPs it counts are the ones that ran: LEA, MOVB, MOVB, NOP, NOP.
+ * before it runs (the first puts it back for the next run). A block holds stores only while
+ * its code page is write-protected (the first MOVB then exits before it writes), so the NOPs it
+ * counts are the ones that ran: LEA, MOVB, MOVB, NOP, NOP.
  */
 static __attribute__((noinline)) void case_smc(void)
 {

@@ -1142,6 +1142,43 @@ static void test_cache_exit_mid_block(void)
 	      "cache: the rest from RIP is its own block (cached too): 3 in all");
 }
 
+/* Stores inside blocks, while their code pages are write-protected (docs/soft-pmu.md How 1). */
+static void test_cache_stores(void)
+{
+	static const uint8_t store3[] = {
+		0x31, 0xc0,		/* xor %eax,%eax */
+		0x89, 0x07,		/* mov %eax,(%rdi) */
+		0x48, 0x89, 0xd8,	/* mov %rbx,%rax */
+		0x9c,			/* pushfq: ends the block, stepped */
+	};
+
+	reset(store3, sizeof(store3));
+	others_flushed = false;
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(vcpu.step.block.n == 2 && slot_la[0] == CODE + 4 && !cache_of()->fills,
+	      "stores: not cached (another PCPU may write unseen): the block ends after the store");
+	step_on_exit(&vcpu);
+	others_flushed = true;
+	step_before_entry(&vcpu);
+	check(vcpu.step.block.n == 3 && slot_la[0] == CODE + 7 && cache_of()->fills == 1,
+	      "stores: cached, its page write-protected: the store stays inside, 3 instructions");
+	/* The store writes the block's own page: an EPT violation before it retires. */
+	vmcs[VMCS_GUEST_RIP] = CODE + 2;
+	step_on_exit(&vcpu);
+	check(block_n == 1 && step_cache_write_fault(&vcpu, CODE + 0x10),
+	      "stores: a store to its own page exits before it: the XOR counted, up to RIP");
+	step_before_entry(&vcpu);
+	check(vcpu.step.block.n == 1 && slot_la[0] == CODE + 4,
+	      "stores: the store runs again in a block of its own, the page writable");
+	vmcs[VMCS_GUEST_RIP] = CODE + 4;
+	step_on_exit(&vcpu);
+	step_before_entry(&vcpu);
+	vmcs[VMCS_GUEST_RIP] = CODE + 7;
+	step_on_exit(&vcpu);
+	check(block_n == 3 && !warned, "stores: 3 instructions in all, none twice");
+}
+
 int main(void)
 {
 	test_tf_only_while_counting();
@@ -1170,6 +1207,7 @@ int main(void)
 	test_cache_two_pages();
 	test_cache_branch_first();
 	test_cache_exit_mid_block();
+	test_cache_stores();
 	reset_domain();
 	step_cache_free(&vcpu);
 	ept_destroy(dom.eptp);
