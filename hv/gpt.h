@@ -30,6 +30,12 @@ struct gpt_cpu {
 	const uint64_t *pdptes;
 	gpt_read_fn read_gpa;
 	gpt_write_fn write_gpa;	/* only gpt_copy_to_guest() uses it */
+	/*
+	 * Optional (ram_size 0: none): guest-physical [0, ram_size) is host memory at ram, where
+	 * walks read their entries directly, with no call (the soft PMU walks at every block).
+	 */
+	const uint8_t *ram;
+	uint64_t ram_size;
 	void *ctx;
 };
 

@@ -289,6 +289,39 @@ static void test_4level(void)
 	expect(&cpu, "5-level paging refused", 0x1abc, GPT_READ, GPT_BAD_MODE, 0);
 }
 
+static bool no_read(void *ctx, uint64_t gpa, void *buf, size_t len)
+{
+	(void)ctx;
+	(void)gpa;
+	(void)buf;
+	(void)len;
+	return false;
+}
+
+/* Entries in the RAM window are read from it, without the callback; the rest through it. */
+static void test_ram_window(void)
+{
+	struct gpt_cpu cpu = cpu_for(LM_CR0, LM_CR4, LM_EFER, 0x1000);
+
+	build_4level();
+	cpu.read_gpa = no_read;
+	cpu.ram = ram;
+	cpu.ram_size = RAM_SIZE;
+	expect(&cpu, "RAM window: 4-level 4K, no callback", 0x1abc, GPT_READ, GPT_OK, 0x9abc);
+	expect(&cpu, "RAM window: 4-level 1G", 0x52345678, GPT_READ, GPT_OK, 0x8012345678ull);
+	cpu.ram_size = 0x2000;
+	expect(&cpu, "RAM window: a table beyond it goes to the callback", 0x1abc, GPT_READ,
+	       GPT_BAD_GPA, 0x2000);
+	cpu = cpu_for(CR0_PG, CR4_PSE, 0, 0x1000);
+	memset(ram, 0, sizeof(ram));
+	put32(0x1000, 0x2000 | P | RW | US);
+	put32(0x2000 + 4, 0x7000 | P | RW | US);
+	cpu.read_gpa = no_read;
+	cpu.ram = ram;
+	cpu.ram_size = RAM_SIZE;
+	expect(&cpu, "RAM window: 32-bit paging, 4-byte entries", 0x1234, GPT_READ, GPT_OK, 0x7234);
+}
+
 static void fill(uint64_t gpa, size_t len, uint8_t seed)
 {
 	for (size_t i = 0; i < len; i++)
@@ -363,5 +396,6 @@ int main(void)
 	test_pae();
 	test_4level();
 	test_copy();
+	test_ram_window();
 	return unit_summary();
 }
