@@ -70,13 +70,13 @@ enum gpt_status guest_write(struct vcpu *v, uint64_t la, const void *src, size_t
 }
 
 enum gpt_status guest_translate(struct vcpu *v, uint64_t la, enum gpt_access acc,
-				struct gpt_result *res)
+				struct gpt_memo *memo, struct gpt_result *res)
 {
 	struct gpt_cpu c;
 	uint64_t pdptes[4];
 
 	walk_context(v, &c, pdptes);
-	return gpt_translate(&c, la, acc, res);
+	return gpt_translate_memo(&c, la, acc, memo, res);
 }
 
 enum insn_mode guest_code_mode(void)

@@ -1,4 +1,4 @@
-/* The soft PMU's block cache: blocks decoded once, by guest-physical address, their code write-protected. */
+/* The soft PMU's block cache: blocks decoded once, by guest-physical address, code write-protected. */
 #include <stddef.h>
 
 #include "lib/frame.h"
@@ -56,6 +56,17 @@ static struct step_cache_entry *slot(struct step_cache *c, uint64_t gpa)
 	return &c->e[(gpa ^ gpa >> 11) % c->n];
 }
 
+/* The guest-physical page the next page after la's is fetched from, if the guest may. */
+static bool next_page(struct vcpu *v, uint64_t la, uint64_t *gpa)
+{
+	struct gpt_result res;
+
+	if (guest_translate(v, PAGE(la) + 4096, GPT_FETCH, (struct gpt_memo *)0, &res) != GPT_OK)
+		return false;
+	*gpa = res.gpa;
+	return true;
+}
+
 /*
  * Bytes of guest code at la (gpa: its translation): up to BLOCK_BYTES, fewer where the next
  * page cannot be fetched from (*gpa2: that page's address, or STEP_CACHE_NO_PAGE).
@@ -63,7 +74,6 @@ static struct step_cache_entry *slot(struct step_cache *c, uint64_t gpa)
 static unsigned fetch(struct vcpu *v, uint64_t la, uint64_t gpa, uint8_t *bytes, uint64_t *gpa2)
 {
 	unsigned first = 4096 - (la & 0xFFF);
-	struct gpt_result res;
 	const void *p;
 
 	*gpa2 = STEP_CACHE_NO_PAGE;
@@ -73,13 +83,14 @@ static unsigned fetch(struct vcpu *v, uint64_t la, uint64_t gpa, uint8_t *bytes,
 	if (!p)
 		return 0;
 	memcpy(bytes, p, first);
-	if (first == BLOCK_BYTES || guest_translate(v, la + first, GPT_FETCH, &res) != GPT_OK)
+	if (first == BLOCK_BYTES || !next_page(v, la, gpa2))
 		return first;
-	p = dom_gpa_to_hva(v->dom, res.gpa, BLOCK_BYTES - first);
-	if (!p)
+	p = dom_gpa_to_hva(v->dom, *gpa2, BLOCK_BYTES - first);
+	if (!p) {
+		*gpa2 = STEP_CACHE_NO_PAGE;
 		return first;
+	}
 	memcpy(bytes + first, p, BLOCK_BYTES - first);
-	*gpa2 = res.gpa;
 	return BLOCK_BYTES;
 }
 
@@ -143,14 +154,12 @@ static bool fill(struct vcpu *v, struct step_cache_entry *e, const struct step_b
 static bool hit(struct vcpu *v, const struct step_cache_entry *e, uint64_t rip, uint64_t la,
 		enum insn_mode mode, uint64_t gpa)
 {
-	struct gpt_result res;
+	uint64_t gpa2;
 
 	if (!__atomic_load_n(&e->valid, __ATOMIC_ACQUIRE) || e->gpa != gpa || e->rip != rip ||
 	    e->mode != mode)
 		return false;
-	return e->gpa2 == STEP_CACHE_NO_PAGE ||
-	       (guest_translate(v, PAGE(la) + 4096, GPT_FETCH, &res) == GPT_OK &&
-		res.gpa == e->gpa2);
+	return e->gpa2 == STEP_CACHE_NO_PAGE || (next_page(v, la, &gpa2) && gpa2 == e->gpa2);
 }
 
 unsigned step_cache_block(struct vcpu *v, uint64_t rip, uint64_t la, enum insn_mode mode,
@@ -164,7 +173,7 @@ unsigned step_cache_block(struct vcpu *v, uint64_t rip, uint64_t la, enum insn_m
 	unsigned len, seen;
 
 	/* The fetch as the CPU does it: a page the guest may not execute gives no block. */
-	if (guest_translate(v, la, GPT_FETCH, &res) != GPT_OK)
+	if (guest_translate(v, la, GPT_FETCH, c ? &c->walk : (struct gpt_memo *)0, &res) != GPT_OK)
 		return 0;
 	gpa = res.gpa;
 	if (c) {
@@ -200,7 +209,7 @@ unsigned step_cache_block(struct vcpu *v, uint64_t rip, uint64_t la, enum insn_m
 static void drop(struct domain *d, uint64_t page)
 {
 	for (unsigned i = 0; i < d->nvcpus; i++) {
-		struct step_cache *c = d->vcpus[i] ? d->vcpus[i]->step.cache : (struct step_cache *)0;
+		struct step_cache *c = d->vcpus[i] ? d->vcpus[i]->step.cache : NULL;
 
 		for (unsigned k = 0; c && k < c->n; k++) {
 			struct step_cache_entry *e = &c->e[k];

@@ -1,10 +1,11 @@
-/* The soft PMU's block cache: blocks decoded once, by guest-physical address, their code write-protected. */
+/* The soft PMU's block cache: blocks decoded once, by guest-physical address, code write-protected. */
 #ifndef PERFVISOR_HV_STEP_CACHE_H
 #define PERFVISOR_HV_STEP_CACHE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hv/gpt.h"
 #include "hv/insn.h"
 #include "hv/step_block.h"
 
@@ -34,6 +35,7 @@ struct step_cache_entry {
 };
 
 struct step_cache {
+	struct gpt_memo walk;	/* the last lookup's walk of the guest's page tables */
 	uint64_t cool;		/* a page a write just released: not protected at the next fill */
 	uint64_t hits, fills, drops;
 	unsigned n;		/* entries */

@@ -48,8 +48,11 @@ int frame_free(uint64_t pa)
 
 struct vmx_caps vmx_caps;
 
-/* Guest RAM: linear = physical from 0, flat segments, nothing mapped above it. */
-static uint8_t ram[0x10000];
+/*
+ * Guest RAM: linear = physical from 0, flat segments, nothing mapped above it; page-aligned like
+ * a domain's RAM, since the block cache's EPT maps it at its host address.
+ */
+static uint8_t ram[0x10000] __attribute__((aligned(4096)));
 
 #define CODE	0x1000ull
 #define IDT	0x2000ull
@@ -100,10 +103,11 @@ enum gpt_status guest_write(struct vcpu *v, uint64_t la, const void *src, size_t
 static uint64_t remap_la = ~0ull, remap_pa;
 
 enum gpt_status guest_translate(struct vcpu *v, uint64_t la, enum gpt_access acc,
-				struct gpt_result *res)
+				struct gpt_memo *memo, struct gpt_result *res)
 {
 	(void)v;
 	(void)acc;
+	(void)memo;
 	res->la = la;
 	if (la >= sizeof(ram))
 		return GPT_PAGE_FAULT;
