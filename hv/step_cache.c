@@ -40,7 +40,8 @@ static struct step_cache *cache(struct vcpu *v)
 	c->cool = STEP_CACHE_NO_PAGE;
 	c->n = (STEP_CACHE_FRAMES * FRAME_SIZE - offsetof(struct step_cache, e)) /
 	       sizeof(struct step_cache_entry);
-	v->step.cache = c;
+	/* Other PCPUs' drop() may look at it from now: whole before it is seen. */
+	__atomic_store_n(&v->step.cache, c, __ATOMIC_RELEASE);
 	return c;
 }
 
@@ -209,7 +210,9 @@ unsigned step_cache_block(struct vcpu *v, uint64_t rip, uint64_t la, enum insn_m
 static void drop(struct domain *d, uint64_t page)
 {
 	for (unsigned i = 0; i < d->nvcpus; i++) {
-		struct step_cache *c = d->vcpus[i] ? d->vcpus[i]->step.cache : NULL;
+		struct step_cache *c = d->vcpus[i] ?
+				       __atomic_load_n(&d->vcpus[i]->step.cache, __ATOMIC_ACQUIRE) :
+				       NULL;
 
 		for (unsigned k = 0; c && k < c->n; k++) {
 			struct step_cache_entry *e = &c->e[k];
