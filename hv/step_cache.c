@@ -17,8 +17,9 @@
  * the page's blocks from every VCPU's cache; the hypervisor's own writes for the guest say so
  * (step_cache_hv_write). A block is cached only when the bytes it was decoded from are still
  * there with the protection in force on every PCPU (no stale writable translation), all under
- * the domain's ept_lock, which the drops take too. The guest's page tables are walked again at
- * every lookup (they change without an exit): the cache is by guest-physical address.
+ * the domain's ept_lock, which the drops take too. RIP is translated again at every lookup (the
+ * guest's page tables change without an exit; the last walk is re-checked, gpt_translate_memo()):
+ * the cache is by guest-physical address.
  */
 
 #define PAGE(a)		((a) & ~0xFFFull)
@@ -95,12 +96,16 @@ static unsigned fetch(struct vcpu *v, uint64_t la, uint64_t gpa, uint8_t *bytes,
 	return BLOCK_BYTES;
 }
 
-/* Protects page gpa for the cache (*fresh: it was not, so translations elsewhere may lag). */
+/*
+ * Protects page gpa for the cache (*fresh: it was not, so translations elsewhere may lag).
+ * Only RAM: the write violation on it comes back to step_cache_write_fault(), while beyond RAM
+ * (the test device's memory) it would be taken for a write to nothing.
+ */
 static bool protect(struct vcpu *v, uint64_t gpa, bool *fresh)
 {
 	enum ept_code st;
 
-	if (PAGE(gpa) == v->step.cache->cool)
+	if (PAGE(gpa) == v->step.cache->cool || gpa >= v->dom->ram_size)
 		return false;
 	st = ept_code_protect(v->dom->eptp, gpa, STEP_CACHE_DROPS);
 	*fresh |= st == EPT_CODE_NEW;

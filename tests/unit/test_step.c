@@ -1034,6 +1034,7 @@ static void test_cache_write(void)
 	      "cache: a second violation on a page already writable (a stale translation) is "
 	      "only retried");
 	check(!step_cache_write_fault(&vcpu, sizeof(ram)), "cache: a write beyond RAM is not its");
+
 	for (unsigned i = 2; i < STEP_CACHE_DROPS; i++) {
 		run_block();
 		run_block();
@@ -1045,6 +1046,20 @@ static void test_cache_write(void)
 	      vcpu.step.block.n == 5,
 	      "cache: after %u writes the page stays writable (data), its blocks decoded anew",
 	      STEP_CACHE_DROPS);
+
+	/* The test device's memory, beyond RAM: its code runs in blocks but is never protected. */
+	reset(block3, sizeof(block3));
+	dom.testdev_hpa = (uint64_t)(uintptr_t)(ram + 0x9000);
+	ept_map(dom.eptp, TESTDEV_IOMEM_BASE, dom.testdev_hpa, 4096, EPT_RWX);
+	memcpy(ram + 0x9000, block3, sizeof(block3));
+	remap_la = CODE;
+	remap_pa = TESTDEV_IOMEM_BASE;
+	vcpu.step.want = true;
+	run_block();
+	check(vcpu.step.block.n == 3 && !cache_of()->fills &&
+	      ept_perms(TESTDEV_IOMEM_BASE) == EPT_RWX,
+	      "cache: code in the test device's memory (beyond RAM) runs uncached, never protected "
+	      "(its write violation would not come back to the cache)");
 
 	reset(block3, sizeof(block3));
 	vcpu.step.want = true;
