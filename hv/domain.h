@@ -53,6 +53,7 @@ struct domain {
 		uint64_t exits, steps, retired, hv_ticks, hv_counted, hv_counted_branches;
 		uint64_t guest_tsc, hv_tsc;
 		uint64_t ring0_runs;
+		uint64_t cache_hits, cache_fills, cache_drops;	/* the soft PMU's block cache */
 		unsigned migrations;
 	} stats[DOM_VCPUS_MAX];
 	unsigned vcpus_gone;		/* VCPUs released after the domain ended */

@@ -34,6 +34,14 @@ struct rights {
 static bool read_entry(const struct gpt_cpu *cpu, uint64_t gpa, unsigned size, uint64_t *e)
 {
 	*e = 0;
+	if (gpa < cpu->ram_size && cpu->ram_size - gpa >= size) {
+		/* Constant sizes: two loads, not a call to memcpy. */
+		if (size == 8)
+			__builtin_memcpy(e, cpu->ram + gpa, 8);
+		else
+			__builtin_memcpy(e, cpu->ram + gpa, 4);
+		return true;
+	}
 	return cpu->read_gpa(cpu->ctx, gpa, e, size);
 }
 
@@ -88,8 +96,9 @@ static uint64_t page_base(uint64_t e, unsigned shift, unsigned entry_size)
 	return base;
 }
 
+/* m, unless NULL, records the entries read (their addresses and values). */
 static enum gpt_status walk(const struct gpt_cpu *cpu, const struct walk_shape *w, uint64_t la,
-			    enum gpt_access acc, struct gpt_result *res)
+			    enum gpt_access acc, struct gpt_result *res, struct gpt_memo *m)
 {
 	struct rights r = { true, true, false };
 	uint64_t table = w->table, e, gpa;
@@ -100,6 +109,10 @@ static enum gpt_status walk(const struct gpt_cpu *cpu, const struct walk_shape *
 		if (!read_entry(cpu, gpa, w->entry_size, &e)) {
 			res->gpa = gpa;
 			return GPT_BAD_GPA;
+		}
+		if (m && m->n < GPT_MEMO_ENTRIES) {
+			m->entry_gpa[m->n] = gpa;
+			m->entry[m->n++] = e;
 		}
 		if (!(e & PTE_P))
 			return page_fault(cpu, acc, false, res);
@@ -136,8 +149,8 @@ static enum gpt_status pae_pdpte(const struct gpt_cpu *cpu, uint64_t la, enum gp
 	return GPT_OK;
 }
 
-enum gpt_status gpt_translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_access acc,
-			      struct gpt_result *res)
+static enum gpt_status translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_access acc,
+				 struct gpt_result *res, struct gpt_memo *m)
 {
 	struct walk_shape w;
 	uint64_t pdpte;
@@ -171,7 +184,63 @@ enum gpt_status gpt_translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_a
 			return GPT_NON_CANONICAL;
 		w = (struct walk_shape){ cpu->cr3 & PTE_ADDR, 39, 9, 8, 1ull << 30 | 1ull << 21 };
 	}
-	return walk(cpu, &w, la, acc, res);
+	return walk(cpu, &w, la, acc, res, m);
+}
+
+enum gpt_status gpt_translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_access acc,
+			      struct gpt_result *res)
+{
+	return translate(cpu, la, acc, res, (struct gpt_memo *)0);
+}
+
+/* The walk m remembers is the one la's page would take now: same state, same entries. */
+static bool memo_holds(const struct gpt_cpu *cpu, const struct gpt_memo *m, uint64_t la,
+		       enum gpt_access acc)
+{
+	uint64_t e;
+
+	if (!m->valid || m->la_page != la >> 12 || m->acc != acc || m->cr0 != cpu->cr0 ||
+	    m->cr3 != cpu->cr3 || m->cr4 != cpu->cr4 || m->efer != cpu->efer || m->cpl != cpu->cpl)
+		return false;
+	for (unsigned i = 0; i < m->n; i++)
+		if (!read_entry(cpu, m->entry_gpa[i], m->entry_size, &e) || e != m->entry[i])
+			return false;
+	return true;
+}
+
+enum gpt_status gpt_translate_memo(const struct gpt_cpu *cpu, uint64_t la, enum gpt_access acc,
+				   struct gpt_memo *m, struct gpt_result *res)
+{
+	bool pae = (cpu->cr0 & CR0_PG) && (cpu->cr4 & CR4_PAE) && !(cpu->efer & EFER_LMA);
+	enum gpt_status st;
+
+	if (!m)
+		return translate(cpu, la, acc, res, m);
+	if (!(cpu->efer & EFER_LMA))
+		la = (uint32_t)la;
+	if (memo_holds(cpu, m, la, acc)) {
+		m->hits++;
+		res->la = la;
+		res->gpa = m->gpa | (la & 0xFFF);
+		return GPT_OK;
+	}
+	m->valid = false;
+	m->n = 0;
+	st = translate(cpu, la, acc, res, m);
+	/* PAE paging's PDPTEs come from registers, not memory: such walks are not remembered. */
+	if (st != GPT_OK || pae)
+		return st;
+	m->valid = true;
+	m->cr0 = cpu->cr0;
+	m->cr3 = cpu->cr3;
+	m->cr4 = cpu->cr4;
+	m->efer = cpu->efer;
+	m->cpl = cpu->cpl;
+	m->acc = acc;
+	m->la_page = la >> 12;
+	m->gpa = res->gpa & ~0xFFFull;
+	m->entry_size = (cpu->cr4 & CR4_PAE) ? 8 : 4;
+	return st;
 }
 
 /* Move len bytes between guest linear la and dst (reads) or src (writes), page by page. */
