@@ -23,7 +23,7 @@ HV_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(HV_SRCS))
 # Speed where exits go, size where only boot and domain creation go (issue 15's image target):
 # the parsers, loaders, firmware-table builders and the log formatter run once, or once a domain.
 HV_OPT := -O2
-HV_COLD_SRCS := boot/main.c lib/cmdline.c lib/multiboot.c lib/frame.c lib/printk.c hv/main.c \
+HV_COLD_SRCS := boot/main.c lib/cmdline.c lib/multiboot.c lib/printk.c hv/main.c \
 	hv/elf.c hv/bzimage.c hv/cpus_fw.c hv/domcfg.c hv/guest_mbi.c hv/acpi.c
 $(patsubst %,$(BUILD)/obj/%.o,$(HV_COLD_SRCS)): HV_OPT := -Os
 
