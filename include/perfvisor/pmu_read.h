@@ -10,10 +10,13 @@
  * Widths (seed 003, 4.2.1). A physical counter is `width` bits (area->width: 48, or 40 on older
  * CPUs) and wraps to 0 after 2^width - 1; the TSC is 64 bits. Every value of the physical kind
  * (Phys, Start_vcpu, Phys*, Start*_thread) is therefore a number modulo 2^width, and so is every
- * difference of two of them: the reader reduces each difference with pv_wrap(). A difference
- * taken that way is exact as long as fewer than 2^width events separate its two ends, however the
- * counter wrapped in between. Sum_vcpu (64 bits, not reduced by the hypervisor) only ever enters
- * Phys*, modulo 2^width; Sum_thread is the true 64-bit count: it adds such differences.
+ * difference of two of them: the reader reduces each difference modulo 2^width (an AND with the
+ * page's wrap = 2^width - 1, see pv_wrap_mask()). A difference taken that way is exact as long
+ * as fewer than 2^width events separate its two ends, however the counter wrapped in between.
+ * Sum_vcpu (64 bits, not reduced by the hypervisor) only ever enters Phys*, modulo 2^width, and
+ * so does the page's offset = Sum_vcpu - Start_vcpu taken modulo 2^64: 2^width divides 2^64, so
+ * its low width bits are those of the difference. Sum_thread is the true 64-bit count: it adds
+ * such differences.
  *
  * Sign extension (pv_sext) is the signed 64-bit view of a width-bit value. Extending both ends
  * and subtracting in 64 bits is NOT enough (0x7fff_ffff_fff0 to 0x8000_0000_0010 would jump by
@@ -66,14 +69,10 @@ static inline const struct pv_vcpu_area *pv_area(const void *base, int k)
 	return (const struct pv_vcpu_area *)((const char *)base + (long)k * PV_PMU_AREA_STRIDE);
 }
 
-static inline const struct pv_counter *pv_counter_of(const struct pv_vcpu_area *a, unsigned i)
+/* 2^width - 1 of value i: what its differences are reduced with (the TSC's: 64 bits). */
+static inline uint64_t pv_wrap_mask(const struct pv_vcpu_area *a, unsigned i)
 {
-	return i == PV_TSC ? &a->tsc : &a->ctr[i];
-}
-
-static inline unsigned pv_width(const struct pv_vcpu_area *a, unsigned i)
-{
-	return i == PV_TSC ? 64 : PV_LOAD(&a->width);
+	return i == PV_TSC ? ~0ull : PV_LOAD(&a->wrap);
 }
 
 /* Phys of value i now: RDTSC, the hypervisor's soft counter, or RDPMC. */
@@ -87,19 +86,20 @@ static inline uint64_t pv_phys(const struct pv_vcpu_area *a, unsigned i,
 	return ops->rdpmc(ops->ctx, PV_LOAD(&a->rdpmc_index[i]));
 }
 
-/* Phys* = Sum_vcpu + (Phys - Start_vcpu), modulo 2^width (seed 003, equation 3). */
+/*
+ * Phys* = Sum_vcpu + (Phys - Start_vcpu), modulo 2^width (seed 003, equation 3): the page's
+ * offset + Phys.
+ */
 static inline uint64_t pv_phys_star(const struct pv_vcpu_area *a, unsigned i, uint64_t phys)
 {
-	const struct pv_counter *c = pv_counter_of(a, i);
-
-	return pv_wrap(PV_LOAD(&c->sum_vcpu) + phys - PV_LOAD(&c->start_vcpu), pv_width(a, i));
+	return (PV_LOAD(&a->offset[i]) + phys) & pv_wrap_mask(a, i);
 }
 
 /* Log = Sum_thread + (Phys* - Start*_thread), a 64-bit count (seed 003, equation 2). */
 static inline uint64_t pv_log(const struct pv_thread_counts *t, const struct pv_vcpu_area *a,
 			      unsigned i, uint64_t phys_star)
 {
-	return PV_LOAD(&t->sum[i]) + pv_wrap(phys_star - PV_LOAD(&t->start[i]), pv_width(a, i));
+	return PV_LOAD(&t->sum[i]) + ((phys_star - PV_LOAD(&t->start[i])) & pv_wrap_mask(a, i));
 }
 
 /* Phys* of the values in mask in one pass; whether the loads fit together, the caller checks. */
@@ -175,15 +175,14 @@ static inline uint64_t pv_thread_suspend(struct pv_thread_counts *t, const void 
 }
 
 /*
- * Log of value i (its Sum/Start c) from Phys (seed 003, equations 2 and 3 at once): Sum_thread
- * + (Sum_vcpu + Phys - Start_vcpu - Start*_thread), the difference modulo 2^width. Differences
- * modulo a power of two may be reduced once at the end: pv_log() of pv_phys_star(), one wrap.
+ * Log of value i from Phys, given its page's offset and wrap mask (seed 003, equations 2 and 3
+ * at once): Sum_thread + (offset + Phys - Start*_thread) modulo 2^width. Differences modulo a
+ * power of two may be reduced once at the end: pv_log() of pv_phys_star(), one AND.
  */
-static inline uint64_t pv_log_of(const struct pv_thread_counts *t, const struct pv_counter *c,
-				 unsigned i, uint64_t phys, unsigned width)
+static inline uint64_t pv_log_of(const struct pv_thread_counts *t, uint64_t offset, unsigned i,
+				 uint64_t phys, uint64_t wrap)
 {
-	return PV_LOAD(&t->sum[i]) + pv_wrap(PV_LOAD(&c->sum_vcpu) + phys -
-					     PV_LOAD(&c->start_vcpu) - PV_LOAD(&t->start[i]), width);
+	return PV_LOAD(&t->sum[i]) + ((offset + phys - PV_LOAD(&t->start[i])) & wrap);
 }
 
 /*
@@ -227,14 +226,14 @@ static inline void pv_read(const struct pv_thread_counts *t, const void *areas,
 {
 	struct pv_read_snap s;
 	uint32_t mask, m;
-	unsigned width;
+	uint64_t wrap;
 	int soft;
 
 	do {
 		pv_snap_take(&s, t, areas);
 		mask = PV_LOAD(&t->mask);
 		/* What is the same for every counter is loaded once per attempt. */
-		width = PV_LOAD(&s.a->width);
+		wrap = PV_LOAD(&s.a->wrap);
 		soft = PV_LOAD(&s.a->flags) & PV_FLAG_SOFT_PHYS;
 		for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
 			log[i] = 0;
@@ -243,10 +242,11 @@ static inline void pv_read(const struct pv_thread_counts *t, const void *areas,
 			uint64_t phys = soft ? PV_LOAD(&s.a->soft_phys[i]) :
 				ops->rdpmc(ops->ctx, PV_LOAD(&s.a->rdpmc_index[i]));
 
-			log[i] = pv_log_of(t, &s.a->ctr[i], i, phys, width);
+			log[i] = pv_log_of(t, PV_LOAD(&s.a->offset[i]), i, phys, wrap);
 		}
 		log[PV_TSC] = mask >> PV_TSC & 1 ?
-			pv_log_of(t, &s.a->tsc, PV_TSC, ops->rdtsc(ops->ctx), 64) : 0;
+			pv_log_of(t, PV_LOAD(&s.a->offset[PV_TSC]), PV_TSC, ops->rdtsc(ops->ctx),
+				  ~0ull) : 0;
 	} while (pv_snap_changed(&s, t));
 }
 
@@ -264,8 +264,8 @@ static inline uint64_t pv_read_one(const struct pv_thread_counts *t, const void 
 	do {
 		pv_snap_take(&s, t, areas);
 		log = PV_LOAD(&t->mask) >> i & 1 ?
-			pv_log_of(t, pv_counter_of(s.a, i), i, pv_phys(s.a, i, ops), pv_width(s.a, i)) :
-			0;
+			pv_log_of(t, PV_LOAD(&s.a->offset[i]), i, pv_phys(s.a, i, ops),
+				  pv_wrap_mask(s.a, i)) : 0;
 	} while (pv_snap_changed(&s, t));
 	return log;
 }

@@ -293,6 +293,13 @@ static void test_wrap_sext(void)
 	      "a difference across bit 47 is right modulo 2^48, not from sign-extended ends");
 }
 
+/* The hypervisor's Sum/Start_vcpu of counter i, and the offset readers take them by. */
+static void set_ctr(struct pv_vcpu_area *page, unsigned i, uint64_t sum, uint64_t start)
+{
+	page->ctr[i] = (struct pv_counter){ sum, start };
+	page->offset[i] = sum - start;
+}
+
 /*
  * RDPMC counters of 40 and 48 bits (no pv.c: the test plays the hypervisor's Sum/Start by
  * numbers). The counter and Phys* both start at `first`, below 2^width or below 2^(width-1),
@@ -308,6 +315,7 @@ static void test_read_rdpmc(unsigned width, uint64_t first)
 
 	memset(&page, 0, sizeof(page));
 	page.width = width;
+	page.wrap = mask;
 	page.active.ncounters = 1;
 	page.rdpmc_index[0] = 2;	/* the thread's counter 0 is hardware counter 2 */
 	/*
@@ -315,7 +323,7 @@ static void test_read_rdpmc(unsigned width, uint64_t first)
 	 * before the guest kernel samples Start*_thread.
 	 */
 	pmc[2] = first;
-	page.ctr[0] = (struct pv_counter){ first, pmc[2] };
+	set_ctr(&page, 0, first, pmc[2]);
 	pmc[2] = (pmc[2] + 30) & mask;
 	pv_thread_resume(&t, &page, 0, &ops);
 	pmc[2] = (pmc[2] + 500) & mask;
@@ -326,9 +334,8 @@ static void test_read_rdpmc(unsigned width, uint64_t first)
 	 * Descheduled: Sum_vcpu += 530 (maybe past 2^width: the hypervisor does not reduce it);
 	 * others count 2^(width-1) + 77; resumed there.
 	 */
-	page.ctr[0].sum_vcpu += 530;
 	pmc[2] = (pmc[2] + (1ull << (width - 1)) + 77) & mask;
-	page.ctr[0].start_vcpu = pmc[2];
+	set_ctr(&page, 0, page.ctr[0].sum_vcpu + 530, pmc[2]);
 	pmc[2] = (pmc[2] + 250) & mask;
 	pv_read(&t, &page, &ops, log);
 	check(log[0] == 750, "%u bits from %#llx: 750 after a deschedule (%llu)", width,
@@ -336,7 +343,7 @@ static void test_read_rdpmc(unsigned width, uint64_t first)
 	/* Switched out by the guest, then in again after a RESUME (Sum_vcpu = 0). */
 	pv_thread_suspend(&t, &page, &ops);
 	pmc[2] = (pmc[2] + mask - 5) & mask;
-	page.ctr[0] = (struct pv_counter){ 0, pmc[2] };
+	set_ctr(&page, 0, 0, pmc[2]);
 	pv_thread_resume(&t, &page, 0, &ops);
 	pmc[2] = (pmc[2] + 1000) & mask;
 	pv_read(&t, &page, &ops, log);
