@@ -689,7 +689,7 @@ static uint64_t split_read(const struct kpmu_thread *self, struct split *sp)
 	uint64_t offset, log;
 
 	do {
-		pv_snap_take(&s, &self->counts, self->areas);
+		pv_snap_take(&s, &self->counts);
 		t = self->counts;
 		offset = PV_LOAD(&s.a->offset[0]);
 		if (!sp->attempts++) {

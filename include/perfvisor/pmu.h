@@ -6,7 +6,7 @@
 
 #include "include/perfvisor/hypercall.h"
 
-#define PV_PMU_VERSION		3	/* 3: offset[] and wrap; 2: overflows pending are counts */
+#define PV_PMU_VERSION		3	/* 3: offset[], wrap; 2: pending counts */
 #define PV_PMU_COUNTERS		4	/* per thread: the guest's 4 general counters */
 #define PV_PMU_AREA_STRIDE	4096	/* one page per VCPU in the shared area */
 
