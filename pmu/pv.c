@@ -106,13 +106,12 @@ static void publish(struct vcpu *v, struct pv_vcpu_area *a)
 	publish_row(a, soft_row(v));
 }
 
-/* The readers' offset = Sum_vcpu - Start_vcpu of the TSC and the a-mode counters (amode). */
-static void publish_offsets(struct pv_vcpu_area *a, uint32_t amode)
+/* What readers add to Phys (include/perfvisor/pmu.h): Sum_vcpu - Start_vcpu of value i. */
+static void publish_offset(struct pv_vcpu_area *a, unsigned i)
 {
-	a->offset[PV_TSC] = a->tsc.sum_vcpu - a->tsc.start_vcpu;
-	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
-		if (amode >> i & 1)
-			a->offset[i] = a->ctr[i].sum_vcpu - a->ctr[i].start_vcpu;
+	const struct pv_counter *c = i == PV_TSC ? &a->tsc : &a->ctr[i];
+
+	a->offset[i] = c->sum_vcpu - c->start_vcpu;
 }
 
 void pv_switch_in(struct vcpu *v)
@@ -129,13 +128,20 @@ void pv_switch_in(struct vcpu *v)
 	amode = amode_mask(ctl_of(v));
 	mask = inject_on(INJECT_PV_STALE_START) ? 0 : amode;
 	row = phys_row(v, mask, buf);
-	/* A constant bound, no bit scan: a test per counter, and the store. */
-	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
+	/*
+	 * A constant bound, no bit scan: a test per counter, and the stores. Sum_vcpu changed at
+	 * the switch-out, Start_vcpu now: the offsets follow them (as stale as Start_vcpu is with
+	 * inject=pv-stale-start) until the next.
+	 */
+	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++) {
+		if (!(amode >> i & 1))
+			continue;
 		if (mask >> i & 1)
 			a->ctr[i].start_vcpu = row[i];
+		publish_offset(a, i);
+	}
+	publish_offset(a, PV_TSC);
 	publish_row(a, hw_phys ? (const uint64_t *)0 : row);
-	/* Sum_vcpu changed at the switch-out, Start_vcpu now: the offsets hold until the next. */
-	publish_offsets(a, amode);
 }
 
 void pv_switch_out(struct vcpu *v)
@@ -289,11 +295,12 @@ static int64_t resume(struct vcpu *v, uint64_t ctl_la, uint64_t values_la)
 	/* Sum_vcpu = 0, Start_vcpu = Phys (programmed): the thread's own count restarts here. */
 	a->tsc.sum_vcpu = 0;
 	a->tsc.start_vcpu = vcpu_pmu_guest_tsc(v);
+	publish_offset(a, PV_TSC);
 	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++) {
 		a->ctr[i].sum_vcpu = 0;
 		a->ctr[i].start_vcpu = amode_mask(&c) >> i & 1 ? phys(v, i) : 0;
+		publish_offset(a, i);
 	}
-	publish_offsets(a, amode_mask(&c));
 	publish(v, a);
 	return 0;
 }
