@@ -108,10 +108,11 @@ struct pv_counter {
  *   phys* = ctr[i].sum_vcpu + (phys - ctr[i].start_vcpu) = offset[i] + phys
  *   log   = sum_thread + (phys* - start*_thread), the difference modulo 2^width (& wrap)
  * and the same for the TSC with phys = RDTSC and offset[PV_PMU_COUNTERS], 64 bits. The read is
- * optimistic: if tsc.start_vcpu or the thread's smp_id changed during it, the thread was moved
- * or descheduled: read again. offset[] and wrap are the reader's precomputed values: while the
- * VCPU runs, offset[i] = ctr[i].sum_vcpu - ctr[i].start_vcpu (mod 2^64) for its a-mode counters
- * and the TSC, and wrap = 2^width - 1.
+ * optimistic: if tsc.start_vcpu or the thread's count of resumptions changed during it, the
+ * thread was switched, moved or descheduled: read again (include/perfvisor/pmu_read.h).
+ * offset[] and wrap are the reader's precomputed values: while the VCPU runs, offset[i] =
+ * ctr[i].sum_vcpu - ctr[i].start_vcpu (mod 2^64) for its a-mode counters and the TSC, and
+ * wrap = 2^width - 1.
  */
 struct pv_vcpu_area {
 	uint32_t version;		/* PV_PMU_VERSION */
