@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Proves scripts/demo-table.py (the table make run prints) judges a demo log right: synthetic
 serial logs with every count exact, one count wrong, one count missing and one domain silent,
-the verdict line and the exit status of each."""
+the verdict line and the exit status of each; and the same for the Linux guest's perf lines
+(make run LINUX=1)."""
 
 import json
 import os
@@ -43,6 +44,16 @@ def demo_log(wrong=None, missing=None, domains=("a", "h")):
     return lines + SUMMARY
 
 
+def linux_log(instructions=20004):
+    """What the Linux guest's /init prints through the kernel's log (guest-stub/linux/init.sh)."""
+    lines = [f"perf: {instructions},,instructions:u,8727830,100.00,,",
+             "perf: 10001,,branches:u,8727830,100.00,,"]
+    lines += [f"profile:     {share}%  {n:>12}  [.] {fn}" for share, n, fn in
+              (("45.45", 10, "cost10"), ("31.82", 7, "cost7"), ("18.18", 4, "cost4"),
+               ("4.55", 1, "cost1"))]
+    return [f"[linux] [    8.987670] perfvisor-linux: {line}" for line in lines] + SUMMARY
+
+
 def table(lines):
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as log:
         log.write("".join(line + "\n" for line in lines))
@@ -64,6 +75,12 @@ CASES = [
     ("a domain without counts: NO", demo_log(domains=("a",)), 1,
      ["every count exact: NO (6 of 6 values)", "domain h (exit code 0): no counts"]),
     ("a log without demo lines: no table, status 0", SUMMARY, 0, []),
+    ("Linux: every count exact: yes", linux_log(), 0,
+     ["every count exact: yes (6 of 6 values)", "20004 / 20004", "cost10 samples  10 / 10"]),
+    ("Linux: one count wrong: NO", linux_log(instructions=20003), 1,
+     ["every count exact: NO (5 of 6 values)", "20003 / 20004  WRONG"]),
+    ("Linux: one count missing: NO", [l for l in linux_log() if "cost1$" not in l + "$"], 1,
+     ["every count exact: NO (5 of 6 values)", "missing"]),
 ]
 
 

@@ -16,13 +16,16 @@ perf --version 2>&1 | sed 's/^/perfvisor-linux: perf: /'
 # known.S: instructions:u = 20004, branches:u = 10001 when a PMU counts them.
 perf stat -x, -e instructions:u,branches:u /bin/known 2>&1 | sed 's/^/perfvisor-linux: perf: /'
 # Sampling: a PMI (an NMI: Linux programs LVTPC so) every 2000 user instructions of known.
-perf record -q -e instructions:u -c 2000 -o /tmp/perf.data /bin/known 2>&1 |
+# --per-thread: one event that follows the program from CPU to CPU. perf record's default is an
+# event per CPU, each with its own period, so a program Linux moves between its CPUs would be
+# sampled on two grids (docs/linux-guest.md, "Two VCPUs").
+perf record -q --per-thread -e instructions:u -c 2000 -o /tmp/perf.data /bin/known 2>&1 |
 	sed 's/^/perfvisor-linux: record: /'
 echo "perfvisor-linux: record: samples $(perf script -i /tmp/perf.data -F ip 2>/dev/null | wc -l)"
 perf script -i /tmp/perf.data -F ip,sym 2>&1 | sort | uniq -c | sed 's/^/perfvisor-linux: script: /'
 # A profile: profile.S's four functions cost 10, 7, 4 and 1 times 2000 user instructions, so
 # sampled every 2000 they get exactly 10, 7, 4 and 1 samples (22 in all).
-perf record -q -e instructions:u -c 2000 -o /tmp/profile.data /bin/profile 2>&1 |
+perf record -q --per-thread -e instructions:u -c 2000 -o /tmp/profile.data /bin/profile 2>&1 |
 	sed 's/^/perfvisor-linux: profile: /'
 perf report -i /tmp/profile.data --stdio -F overhead,sample,sym 2>&1 | grep -v '^#*$' |
 	sed 's/^/perfvisor-linux: profile: /'
