@@ -33,6 +33,17 @@ struct rights {
 /* Paging entries are little-endian, like the hypervisor; 4-byte entries fill the low half. */
 static bool read_entry(const struct gpt_cpu *cpu, uint64_t gpa, unsigned size, uint64_t *e)
 {
+	uint32_t low;
+
+	if (gpa < cpu->ram_size && size <= cpu->ram_size - gpa) {
+		if (size == 8) {
+			__builtin_memcpy(e, cpu->ram + gpa, 8);
+		} else {
+			__builtin_memcpy(&low, cpu->ram + gpa, 4);
+			*e = low;
+		}
+		return true;
+	}
 	*e = 0;
 	return cpu->read_gpa(cpu->ctx, gpa, e, size);
 }

@@ -30,6 +30,12 @@ struct gpt_cpu {
 	const uint64_t *pdptes;
 	gpt_read_fn read_gpa;
 	gpt_write_fn write_gpa;	/* only gpt_copy_to_guest() uses it */
+	/*
+	 * Guest-physical [0, ram_size) is host memory at ram (RAM that is host-contiguous): table
+	 * entries there are loaded directly, not through read_gpa (ram_size 0: all through it).
+	 */
+	const uint8_t *ram;
+	uint64_t ram_size;
 	void *ctx;
 };
 

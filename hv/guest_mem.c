@@ -34,12 +34,16 @@ static void walk_context(struct vcpu *v, struct gpt_cpu *c, uint64_t pdptes[4])
 	c->efer = vmread(VMCS_GUEST_EFER);
 	c->cpl = vcpu_cpl();
 	/* With EPT, PAE paging uses the PDPTE registers in the VMCS (SDM Vol. 3C 26.3.2.4). */
-	for (unsigned i = 0; i < 4; i++)
-		pdptes[i] = vmread(VMCS_GUEST_PDPTE0 + 2 * i);
+	if ((c->cr4 & CR4_PAE) && !(c->efer & EFER_LMA))
+		for (unsigned i = 0; i < 4; i++)
+			pdptes[i] = vmread(VMCS_GUEST_PDPTE0 + 2 * i);
 	c->pdptes = pdptes;
 	c->read_gpa = read_gpa;
 	c->write_gpa = write_gpa;
 	c->ctx = v->dom;
+	/* The domain's RAM is host-contiguous (dom_gpa_to_hva()). */
+	c->ram = (const uint8_t *)v->dom->ram_hpa;
+	c->ram_size = v->dom->ram_size;
 }
 
 enum gpt_status guest_read(struct vcpu *v, void *dst, uint64_t la, size_t len,

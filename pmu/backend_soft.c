@@ -18,6 +18,9 @@ static uint64_t count_cycles(struct vcpu *v, uint64_t ticks, unsigned cpl)
 
 	pv_count(v, VPMU_EV_CORE_CYCLES, ticks, cpl);
 	pv_count(v, VPMU_EV_REF_CYCLES, ticks, cpl);
+	/* Paravirtual a-mode counters alone (a thread's cycles): no vPMU counter to look at. */
+	if (!(vcpu_pmu_state(v)->vpmu_events & CYCLE_EVENTS))
+		return 0;
 	return vpmu_count(p, VPMU_EV_CORE_CYCLES, ticks, cpl) |
 	       vpmu_count(p, VPMU_EV_REF_CYCLES, ticks, cpl);
 }
@@ -36,6 +39,7 @@ static void soft_programmed(struct vcpu *v)
 	uint32_t amode = pv_active(v);
 
 	pv->active = kernel | user | amode;
+	pv->vpmu_events = kernel | user;
 	pv->pv_guard = amode & STEP_EVENTS;
 	pv->stepping = (pv->active & STEP_EVENTS) || ((kernel ^ user) & CYCLE_EVENTS);
 	pv->step_ring0 = (kernel | pv_active_at(v, 0)) & STEP_EVENTS;
@@ -103,8 +107,11 @@ static void soft_before_entry(struct vcpu *v)
 		return;
 	cpl = vcpu_pmu_cpl(v);
 	account_hv_time(v, cpl);
-	/* A cycle counter overflows on time: end the run there (skid: one VM exit's latency). */
-	if (pv->active & CYCLE_EVENTS) {
+	/*
+	 * A cycle counter overflows on time: end the run there (skid: one VM exit's latency).
+	 * Paravirtual a-mode counters never overflow.
+	 */
+	if (pv->vpmu_events & CYCLE_EVENTS) {
 		until = vpmu_until_overflow(&pv->vpmu, VPMU_EV_CORE_CYCLES, cpl);
 		if (vpmu_until_overflow(&pv->vpmu, VPMU_EV_REF_CYCLES, cpl) < until)
 			until = vpmu_until_overflow(&pv->vpmu, VPMU_EV_REF_CYCLES, cpl);

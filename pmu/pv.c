@@ -101,11 +101,6 @@ static void publish_row(struct pv_vcpu_area *a, const uint64_t *row)
 		a->soft_phys[i] = row[i];
 }
 
-static void publish(struct vcpu *v, struct pv_vcpu_area *a)
-{
-	publish_row(a, soft_row(v));
-}
-
 void pv_switch_in(struct vcpu *v)
 {
 	struct pv_vcpu_area *a = area_of(v);
@@ -145,48 +140,65 @@ void pv_switch_out(struct vcpu *v)
 			a->ctr[i].sum_vcpu += (row[i] - a->ctr[i].start_vcpu) & wmask;
 }
 
+/* v's a-mode counters that count ev at cpl (bit i: counter i), from derive_counting(). */
+static uint32_t amode_counting(struct vcpu *v, int ev, unsigned cpl)
+{
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+
+	return pv->pd->pv.counting[pv->id][cpl != 0][ev];
+}
+
+/* v's control changed: which counters count what, decoded once. */
+static void derive_counting(struct vcpu *v)
+{
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+	uint8_t (*cnt)[VPMU_EV_COUNT] = pv->pd->pv.counting[pv->id];
+	const struct pv_control *c = ctl_of(v);
+
+	__builtin_memset(cnt, 0, sizeof(pv->pd->pv.counting[0]));
+	for (unsigned ring = 0; ring < 2; ring++) {
+		for (uint32_t m = amode_mask(c); m; m &= m - 1) {
+			unsigned i = __builtin_ctz(m);
+			int ev = amode_event(v, c->evtsel[i], ring ? 3 : 0);
+
+			if (ev != VPMU_EV_NONE)
+				cnt[ring][ev] |= 1u << i;
+		}
+	}
+}
+
 void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
 {
-	struct pv_vcpu_area *a = area_of(v);
-	const struct pv_control *c;
-	bool changed = false;
+	uint32_t m = amode_counting(v, ev, cpl);
+	struct pv_vcpu_area *a;
+	uint64_t *row;
 
-	if (!a)
+	/* A control is set only once the area is: no counter counts before it. */
+	if (!m)
 		return;
-	c = ctl_of(v);
-	for (uint32_t m = amode_mask(c); m; m &= m - 1) {
-		unsigned i = __builtin_ctz(m);
-
-		if (amode_event(v, c->evtsel[i], cpl) != ev)
-			continue;
-		/*
-		 * A counter register cannot take an exact add (a legacy write keeps 32 bits):
-		 * Phys* can, through Sum_vcpu, as if the register had counted them.
-		 */
-		if (hw_phys)
-			a->ctr[i].sum_vcpu += n;
-		else
-			soft_phys_of(v)[i] = (phys(v, i) + n) & WIDTH_MASK;
-		changed = true;
+	a = area_of(v);
+	/*
+	 * A counter register cannot take an exact add (a legacy write keeps 32 bits): Phys* can,
+	 * through Sum_vcpu, as if the register had counted them.
+	 */
+	if (hw_phys) {
+		for (; m; m &= m - 1)
+			a->ctr[__builtin_ctz(m)].sum_vcpu += n;
+		return;
 	}
-	if (changed)
-		publish(v, a);
+	row = soft_phys_of(v);
+	for (; m; m &= m - 1)
+		row[__builtin_ctz(m)] = (row[__builtin_ctz(m)] + n) & WIDTH_MASK;
+	publish_row(a, row);
 }
 
 uint32_t pv_active_at(struct vcpu *v, unsigned cpl)
 {
-	const struct pv_control *c;
 	uint32_t events = 0;
 
-	if (!area_of(v))
-		return 0;
-	c = ctl_of(v);
-	for (uint32_t m = amode_mask(c); m; m &= m - 1) {
-		int ev = amode_event(v, c->evtsel[__builtin_ctz(m)], cpl);
-
-		if (ev != VPMU_EV_NONE)
+	for (int ev = 0; ev < VPMU_EV_COUNT; ev++)
+		if (amode_counting(v, ev, cpl))
 			events |= 1u << ev;
-	}
 	return events;
 }
 
@@ -245,41 +257,66 @@ static bool control_valid(struct vcpu *v, const struct pv_control *c)
 	return true;
 }
 
+/* Byte for byte, a word at a time: the control is 9 of them, with no padding. */
+static bool same_control(const struct pv_control *a, const struct pv_control *b)
+{
+	uint64_t x, y, diff = 0;
+
+	for (unsigned i = 0; i < sizeof(*a); i += 8) {
+		__builtin_memcpy(&x, (const char *)a + i, 8);
+		__builtin_memcpy(&y, (const char *)b + i, 8);
+		diff |= x ^ y;
+	}
+	return !diff;
+}
+
 /* HC_PMU_RESUME / HC_PMU_IRESUME: a thread's control and i-mode values become the VCPU's. */
 static int64_t resume(struct vcpu *v, uint64_t ctl_la, uint64_t values_la)
 {
 	struct pv_vcpu_area *a = area_of(v);
-	uint64_t values[PV_PMU_COUNTERS];
+	uint64_t values[PV_PMU_COUNTERS], buf[PV_PMU_COUNTERS];
 	struct pv_control c, *ctl;
-	uint32_t old;
+	const uint64_t *row;
+	uint32_t old, amode;
+	bool same;
 
 	if (!a)
 		return -PV_EINVAL;
 	if (!vcpu_pmu_read_guest(v, &c, ctl_la, sizeof(c)) ||
 	    (values_la && !vcpu_pmu_read_guest(v, values, values_la, sizeof(values))))
 		return -PV_EFAULT;
-	if (!control_valid(v, &c))
-		return -PV_EINVAL;
-	/* The counters are about to change: the backend's live values first, by the old control. */
-	pmu_sync(v);
 	ctl = ctl_of(v);
-	if (__builtin_memcmp(&c, ctl, sizeof(c)))
-		a->active_seq++;
-	old = ctl->imode_mask;
-	*ctl = c;
-	if (!inject_on(INJECT_PV_STALE_ACTIVE))
-		a->active = c;
+	/*
+	 * The control the VCPU runs was valid when it came; without i-mode counters to load again,
+	 * the same one again changes no programming: only Sum/Start restart below.
+	 */
+	same = same_control(&c, ctl);
+	if (!same || c.imode_mask) {
+		if (!control_valid(v, &c))
+			return -PV_EINVAL;
+		/* The counters are about to change: the backend's live values first, by the old control. */
+		pmu_sync(v);
+		if (!same)
+			a->active_seq++;
+		old = ctl->imode_mask;
+		*ctl = c;
+		derive_counting(v);
+		if (!inject_on(INJECT_PV_STALE_ACTIVE))
+			a->active = c;
+		load_imode(v, old, &c, values_la ? values : (const uint64_t *)0);
+		pmu_reprogrammed(v);
+	}
 	a->resumes++;
-	load_imode(v, old, &c, values_la ? values : (const uint64_t *)0);
-	pmu_reprogrammed(v);
 	/* Sum_vcpu = 0, Start_vcpu = Phys (programmed): the thread's own count restarts here. */
 	a->tsc.sum_vcpu = 0;
 	a->tsc.start_vcpu = vcpu_pmu_guest_tsc(v);
+	amode = amode_mask(&c);
+	row = phys_row(v, amode, buf);
 	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++) {
 		a->ctr[i].sum_vcpu = 0;
-		a->ctr[i].start_vcpu = amode_mask(&c) >> i & 1 ? phys(v, i) : 0;
+		a->ctr[i].start_vcpu = amode >> i & 1 ? row[i] : 0;
 	}
-	publish(v, a);
+	publish_row(a, hw_phys ? (const uint64_t *)0 : row);
 	return 0;
 }
 
@@ -351,6 +388,7 @@ static int64_t setup(struct vcpu *v, uint64_t gpa, uint64_t nvcpus)
 
 		__builtin_memset(a, 0, sizeof(*a));
 		__builtin_memset(&d->ctl[k], 0, sizeof(d->ctl[k]));
+		__builtin_memset(d->counting[k], 0, sizeof(d->counting[k]));
 		a->version = PV_PMU_VERSION;
 		a->size = sizeof(*a);
 		a->vcpu_id = k;
