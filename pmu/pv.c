@@ -20,6 +20,7 @@
  */
 static uint64_t (*hw_phys)(struct vcpu *v, unsigned i);
 static unsigned phys_width = WIDTH;
+static uint64_t phys_mask = WIDTH_MASK;	/* phys_width bits: a difference of two Phys */
 
 static uint64_t *soft_phys_of(struct vcpu *v)
 {
@@ -34,16 +35,21 @@ void pv_init(const struct pmu_backend_ops *ops, unsigned width)
 	/* The ABI's values are 48-bit numbers: wider counters are read modulo 2^48, which keeps
 	 * every difference exact and HC_PMU_READ's result clear of the error codes. */
 	phys_width = hw_phys && width < WIDTH ? width : WIDTH;
+	phys_mask = pv_wrap(~0ull, phys_width);
 }
 
-/* The calling VCPU's own page of the shared area, NULL before HC_PMU_SETUP. */
-static struct pv_vcpu_area *area_of(struct vcpu *v)
+/* The VCPU's own page of the shared area, NULL before HC_PMU_SETUP. */
+static struct pv_vcpu_area *page_of(const struct pmu_vcpu *pv)
 {
-	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 	char *base = (char *)__atomic_load_n(&pv->pd->pv.area, __ATOMIC_ACQUIRE);
 
 	return base ? (struct pv_vcpu_area *)(base + pv->id * PV_PMU_AREA_STRIDE) :
 		      (struct pv_vcpu_area *)0;
+}
+
+static struct pv_vcpu_area *area_of(struct vcpu *v)
+{
+	return page_of(vcpu_pmu_state(v));
 }
 
 /* The control v runs, as validated (its page's copy is the guest's to read). */
@@ -122,40 +128,43 @@ void pv_switch_in(struct vcpu *v)
 
 void pv_switch_out(struct vcpu *v)
 {
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 	struct pv_vcpu_area *a = area_of(v);
-	uint64_t wmask = pv_wrap(~0ull, phys_width), buf[PV_PMU_COUNTERS], mask;
-	const uint64_t *row;
+	const uint64_t *soft = pv->pd->pv.soft_phys[pv->id];
+	uint32_t m;
 
 	/* inject=pv-skip-sum: the validation suite's deliberate breakage of this very step. */
 	if (!a || inject_on(INJECT_PV_SKIP_SUM))
 		return;
 	/* Sum_vcpu += Phys - Start_vcpu: the thread's events of this stretch of the VCPU. */
 	a->tsc.sum_vcpu += vcpu_pmu_guest_tsc(v) - a->tsc.start_vcpu;
-	mask = amode_mask(ctl_of(v));
-	if (!mask)
+	/* The counters in use only (the low ones, as a rule), each a read and an add. */
+	m = amode_mask(&pv->pd->pv.ctl[pv->id]);
+	if (hw_phys) {
+		for (unsigned i = 0; m; i++, m >>= 1)
+			if (m & 1)
+				a->ctr[i].sum_vcpu += (hw_phys(v, i) - a->ctr[i].start_vcpu) &
+						      phys_mask;
 		return;
-	row = phys_row(v, mask, buf);
-	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
-		if (mask >> i & 1)
-			a->ctr[i].sum_vcpu += (row[i] - a->ctr[i].start_vcpu) & wmask;
+	}
+	for (unsigned i = 0; m; i++, m >>= 1)
+		if (m & 1)
+			a->ctr[i].sum_vcpu += (soft[i] - a->ctr[i].start_vcpu) & phys_mask;
 }
 
-/* v's a-mode counters that count ev at cpl (bit i: counter i), from derive_counting(). */
-static uint32_t amode_counting(struct vcpu *v, int ev, unsigned cpl)
+/* The a-mode counters of pv's control that count each event at CPL 0 and above. */
+static uint8_t (*counting_of(const struct pmu_vcpu *pv))[VPMU_EV_COUNT]
 {
-	struct pmu_vcpu *pv = vcpu_pmu_state(v);
-
-	return pv->pd->pv.counting[pv->id][cpl != 0][ev];
+	return pv->pd->pv.counting[pv->id];
 }
 
 /* v's control changed: which counters count what, decoded once. */
 static void derive_counting(struct vcpu *v)
 {
-	struct pmu_vcpu *pv = vcpu_pmu_state(v);
-	uint8_t (*cnt)[VPMU_EV_COUNT] = pv->pd->pv.counting[pv->id];
+	uint8_t (*cnt)[VPMU_EV_COUNT] = counting_of(vcpu_pmu_state(v));
 	const struct pv_control *c = ctl_of(v);
 
-	__builtin_memset(cnt, 0, sizeof(pv->pd->pv.counting[0]));
+	__builtin_memset(cnt, 0, sizeof(uint8_t[2][VPMU_EV_COUNT]));
 	for (unsigned ring = 0; ring < 2; ring++) {
 		for (uint32_t m = amode_mask(c); m; m &= m - 1) {
 			unsigned i = __builtin_ctz(m);
@@ -169,14 +178,15 @@ static void derive_counting(struct vcpu *v)
 
 void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
 {
-	uint32_t m = amode_counting(v, ev, cpl);
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+	uint32_t m = counting_of(pv)[cpl != 0][ev];
 	struct pv_vcpu_area *a;
 	uint64_t *row;
 
 	/* A control is set only once the area is: no counter counts before it. */
 	if (!m)
 		return;
-	a = area_of(v);
+	a = page_of(pv);
 	/*
 	 * A counter register cannot take an exact add (a legacy write keeps 32 bits): Phys* can,
 	 * through Sum_vcpu, as if the register had counted them.
@@ -186,7 +196,7 @@ void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
 			a->ctr[__builtin_ctz(m)].sum_vcpu += n;
 		return;
 	}
-	row = soft_phys_of(v);
+	row = pv->pd->pv.soft_phys[pv->id];
 	for (; m; m &= m - 1)
 		row[__builtin_ctz(m)] = (row[__builtin_ctz(m)] + n) & WIDTH_MASK;
 	publish_row(a, row);
@@ -194,10 +204,11 @@ void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
 
 uint32_t pv_active_at(struct vcpu *v, unsigned cpl)
 {
+	const uint8_t *cnt = counting_of(vcpu_pmu_state(v))[cpl != 0];
 	uint32_t events = 0;
 
 	for (int ev = 0; ev < VPMU_EV_COUNT; ev++)
-		if (amode_counting(v, ev, cpl))
+		if (cnt[ev])
 			events |= 1u << ev;
 	return events;
 }
@@ -273,7 +284,8 @@ static bool same_control(const struct pv_control *a, const struct pv_control *b)
 /* HC_PMU_RESUME / HC_PMU_IRESUME: a thread's control and i-mode values become the VCPU's. */
 static int64_t resume(struct vcpu *v, uint64_t ctl_la, uint64_t values_la)
 {
-	struct pv_vcpu_area *a = area_of(v);
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+	struct pv_vcpu_area *a = page_of(pv);
 	uint64_t values[PV_PMU_COUNTERS], buf[PV_PMU_COUNTERS];
 	struct pv_control c, *ctl;
 	const uint64_t *row;
@@ -285,7 +297,7 @@ static int64_t resume(struct vcpu *v, uint64_t ctl_la, uint64_t values_la)
 	if (!vcpu_pmu_read_guest(v, &c, ctl_la, sizeof(c)) ||
 	    (values_la && !vcpu_pmu_read_guest(v, values, values_la, sizeof(values))))
 		return -PV_EFAULT;
-	ctl = ctl_of(v);
+	ctl = &pv->pd->pv.ctl[pv->id];
 	/*
 	 * The control the VCPU runs was valid when it came; without i-mode counters to load again,
 	 * the same one again changes no programming: only Sum/Start restart below.
@@ -311,7 +323,7 @@ static int64_t resume(struct vcpu *v, uint64_t ctl_la, uint64_t values_la)
 	a->tsc.sum_vcpu = 0;
 	a->tsc.start_vcpu = vcpu_pmu_guest_tsc(v);
 	amode = amode_mask(&c);
-	row = phys_row(v, amode, buf);
+	row = hw_phys ? phys_row(v, amode, buf) : pv->pd->pv.soft_phys[pv->id];
 	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++) {
 		a->ctr[i].sum_vcpu = 0;
 		a->ctr[i].start_vcpu = amode >> i & 1 ? row[i] : 0;
