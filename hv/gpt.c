@@ -102,27 +102,28 @@ static uint64_t page_base(uint64_t e, unsigned shift, unsigned entry_size)
 static enum gpt_status walk(const struct gpt_cpu *cpu, const struct walk_shape *w, uint64_t la,
 			    enum gpt_access acc, struct gpt_result *res)
 {
-	struct rights r = { true, true, false };
-	uint64_t table = w->table, e, gpa;
+	uint64_t table = w->table, index_mask = (1ull << w->index_bits) - 1, e, gpa;
+	/* Every level's entry ANDed (R/W, U/S) and ORed (XD) together: the rights of the walk. */
+	uint64_t all = ~0ull, any = 0;
+	struct rights r;
 	unsigned shift;
 
 	for (shift = w->top_shift;; shift -= w->index_bits) {
-		gpa = table + (la >> shift & ((1ull << w->index_bits) - 1)) * w->entry_size;
+		gpa = table + (la >> shift & index_mask) * w->entry_size;
 		if (!read_entry(cpu, gpa, w->entry_size, &e)) {
 			res->gpa = gpa;
 			return GPT_BAD_GPA;
 		}
 		if (!(e & PTE_P))
 			return page_fault(cpu, acc, false, res);
-		r.writable &= !!(e & PTE_RW);
-		r.user &= !!(e & PTE_US);
-		/* Without NXE bit 63 is reserved, so it is ignored like the other reserved bits. */
-		if (cpu->efer & EFER_NXE && e & PTE_XD)
-			r.no_exec = true;
+		all &= e;
+		any |= e;
 		if (shift == 12 || (w->leaf_shifts >> shift & 1 && e & PTE_PS))
 			break;
 		table = e & PTE_ADDR;
 	}
+	/* Without NXE bit 63 is reserved, so it is ignored like the other reserved bits. */
+	r = (struct rights){ all & PTE_RW, all & PTE_US, cpu->efer & EFER_NXE && any & PTE_XD };
 	if (!allowed(cpu, r, acc))
 		return page_fault(cpu, acc, true, res);
 	res->gpa = page_base(e, shift, w->entry_size) | (la & ((1ull << shift) - 1));
@@ -201,7 +202,9 @@ static enum gpt_status copy(const struct gpt_cpu *cpu, uint64_t la, size_t len,
 		st = gpt_translate(cpu, la, acc, res);
 		if (st)
 			return st;
-		if (dst)
+		if (dst && res->gpa < cpu->ram_size && chunk <= cpu->ram_size - res->gpa)
+			ok = __builtin_memcpy(dst + done, cpu->ram + res->gpa, chunk);
+		else if (dst)
 			ok = cpu->read_gpa(cpu->ctx, res->gpa, dst + done, chunk);
 		else
 			ok = cpu->write_gpa(cpu->ctx, res->gpa, src + done, chunk);

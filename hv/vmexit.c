@@ -157,8 +157,11 @@ bool vmexit_fast(struct vcpu *v)
 	} else {
 		exit_table[basic].handler(v, 0);
 	}
-	/* Nothing counts (the common case; light means no arch backend): straight back. */
-	if (__builtin_expect(!v->step.want && !v->pmu.active, 1))
+	/*
+	 * Nothing counts (the common case): straight back. Only the soft backend or none gets here
+	 * (pmu_exit_light()), and the soft one steps only for an active counter.
+	 */
+	if (__builtin_expect(!v->pmu.active, 1))
 		return true;
 	return fast_pmu_entry(v);
 }
