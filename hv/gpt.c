@@ -99,8 +99,10 @@ static uint64_t page_base(uint64_t e, unsigned shift, unsigned entry_size)
 	return base;
 }
 
-static enum gpt_status walk(const struct gpt_cpu *cpu, const struct walk_shape *w, uint64_t la,
-			    enum gpt_access acc, struct gpt_result *res)
+/* Inlined into each paging mode's call: the compiler lays out that mode's constant shape. */
+static inline __attribute__((always_inline)) enum gpt_status
+walk(const struct gpt_cpu *cpu, const struct walk_shape *w, uint64_t la, enum gpt_access acc,
+     struct gpt_result *res)
 {
 	uint64_t table = w->table, index_mask = (1ull << w->index_bits) - 1, e, gpa;
 	/* Every level's entry ANDed (R/W, U/S) and ORed (XD) together: the rights of the walk. */
@@ -151,7 +153,6 @@ static enum gpt_status pae_pdpte(const struct gpt_cpu *cpu, uint64_t la, enum gp
 enum gpt_status gpt_translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_access acc,
 			      struct gpt_result *res)
 {
-	struct walk_shape w;
 	uint64_t pdpte;
 	enum gpt_status st;
 
@@ -167,23 +168,25 @@ enum gpt_status gpt_translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_a
 	}
 	if (!(cpu->cr4 & CR4_PAE)) {
 		/* 32-bit paging: 1024-entry directory and tables (SDM Vol. 3A 4.3). */
-		w = (struct walk_shape){ cpu->cr3 & 0xfffff000ull, 22, 10, 4,
-					 cpu->cr4 & CR4_PSE ? 1ull << 22 : 0 };
+		return walk(cpu, &(struct walk_shape){ cpu->cr3 & 0xfffff000ull, 22, 10, 4,
+						       cpu->cr4 & CR4_PSE ? 1ull << 22 : 0 },
+			    la, acc, res);
 	} else if (!(cpu->efer & EFER_LMA)) {
 		/* PAE paging: a PDPTE, then a directory with 2-MiB pages (SDM Vol. 3A 4.4). */
 		st = pae_pdpte(cpu, la, acc, res, &pdpte);
 		if (st)
 			return st;
-		w = (struct walk_shape){ pdpte & PTE_ADDR, 21, 9, 8, 1ull << 21 };
-	} else if (cpu->cr4 & CR4_LA57) {
-		return GPT_BAD_MODE;
-	} else {
-		/* 4-level paging needs bits 63:47 all equal (SDM Vol. 3A 4.5, Vol. 1 3.3.7.1). */
-		if (la >> 47 != 0 && la >> 47 != 0x1ffff)
-			return GPT_NON_CANONICAL;
-		w = (struct walk_shape){ cpu->cr3 & PTE_ADDR, 39, 9, 8, 1ull << 30 | 1ull << 21 };
+		return walk(cpu, &(struct walk_shape){ pdpte & PTE_ADDR, 21, 9, 8, 1ull << 21 },
+			    la, acc, res);
 	}
-	return walk(cpu, &w, la, acc, res);
+	if (cpu->cr4 & CR4_LA57)
+		return GPT_BAD_MODE;
+	/* 4-level paging needs bits 63:47 all equal (SDM Vol. 3A 4.5, Vol. 1 3.3.7.1). */
+	if (la >> 47 != 0 && la >> 47 != 0x1ffff)
+		return GPT_NON_CANONICAL;
+	return walk(cpu, &(struct walk_shape){ cpu->cr3 & PTE_ADDR, 39, 9, 8,
+					       1ull << 30 | 1ull << 21 },
+		    la, acc, res);
 }
 
 /* Move len bytes between guest linear la and dst (reads) or src (writes), page by page. */
