@@ -147,9 +147,9 @@ void pv_switch_out(struct vcpu *v)
 						      phys_mask;
 		return;
 	}
-	for (unsigned i = 0; m; i++, m >>= 1)
+	for (struct pv_counter *ctr = a->ctr; m; m >>= 1, ctr++, soft++)
 		if (m & 1)
-			a->ctr[i].sum_vcpu += (soft[i] - a->ctr[i].start_vcpu) & phys_mask;
+			ctr->sum_vcpu += (*soft - ctr->start_vcpu) & phys_mask;
 }
 
 /* The a-mode counters of pv's control that count each event at CPL 0 and above. */
