@@ -80,7 +80,7 @@ static void count_hv_work(struct vcpu *v, uint64_t before, uint64_t ticks, unsig
 }
 
 /* vcpu and hybrid accounting: the hypervisor's handling of the last exit, up to now, was this VCPU's work. */
-static void account_hv_time(struct vcpu *v, unsigned cpl)
+static inline void account_hv_time(struct vcpu *v, unsigned cpl)
 {
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 	uint64_t ticks, pmi;

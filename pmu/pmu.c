@@ -98,10 +98,6 @@ void pmu_vcpu_init(struct pmu_vcpu *pv, struct pmu_domain *pd, unsigned id)
 	pv->acct = pd->acct;
 }
 
-int64_t pmu_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3])
-{
-	return pv_hypercall(v, nr, args);
-}
 
 
 void pmu_sync(struct vcpu *v)

@@ -124,7 +124,10 @@ static inline bool pmu_pv_guard(const struct pmu_vcpu *pv)
 	return pv->pv_guard;
 }
 /* The paravirtual PMU's hypercalls (HC_PMU_*). */
-int64_t pmu_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3]);
+static inline int64_t pmu_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3])
+{
+	return pv_hypercall(v, nr, args);
+}
 /*
  * Hypercall nr only reads guest memory and changes the calling VCPU's own PMU state: not SETUP
  * (EPT changes, every VCPU's PCPU waited for) nor ISUSPEND (writes guest memory).
