@@ -11,15 +11,16 @@
 /* Cycles of both kinds at cpl; returns the PMI mask. Core and reference cycles both follow the TSC. */
 static uint64_t count_cycles(struct vcpu *v, uint64_t ticks, unsigned cpl)
 {
-	struct vpmu *p = &vcpu_pmu_state(v)->vpmu;
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+	struct vpmu *p = &pv->vpmu;
 
-	if (!(vcpu_pmu_state(v)->active & CYCLE_EVENTS))
-		return 0;
-
-	pv_count(v, VPMU_EV_CORE_CYCLES, ticks, cpl);
-	pv_count(v, VPMU_EV_REF_CYCLES, ticks, cpl);
+	/* Each kind only where a counter counts it (active: vPMU and a-mode counters). */
+	if (pv->active & EV_BIT(VPMU_EV_CORE_CYCLES))
+		pv_count(v, VPMU_EV_CORE_CYCLES, ticks, cpl);
+	if (pv->active & EV_BIT(VPMU_EV_REF_CYCLES))
+		pv_count(v, VPMU_EV_REF_CYCLES, ticks, cpl);
 	/* Paravirtual a-mode counters alone (a thread's cycles): no vPMU counter to look at. */
-	if (!(vcpu_pmu_state(v)->vpmu_events & CYCLE_EVENTS))
+	if (!(pv->vpmu_events & CYCLE_EVENTS))
 		return 0;
 	return vpmu_count(p, VPMU_EV_CORE_CYCLES, ticks, cpl) |
 	       vpmu_count(p, VPMU_EV_REF_CYCLES, ticks, cpl);

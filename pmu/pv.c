@@ -273,6 +273,7 @@ static bool same_control(const struct pv_control *a, const struct pv_control *b)
 {
 	uint64_t x, y, diff = 0;
 
+#pragma GCC unroll 9
 	for (unsigned i = 0; i < sizeof(*a); i += 8) {
 		__builtin_memcpy(&x, (const char *)a + i, 8);
 		__builtin_memcpy(&y, (const char *)b + i, 8);
