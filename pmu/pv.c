@@ -430,7 +430,6 @@ static int64_t read_star(struct vcpu *v, uint64_t i)
 
 int64_t pv_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3])
 {
-	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 	struct pv_vcpu_area *a;
 
 	if (pmu_backend == PMU_BACKEND_OFF)
@@ -447,7 +446,7 @@ int64_t pv_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3])
 	case HC_PMU_SET_VECTOR:
 		if (args[0] < 32 || args[0] > 255)
 			return -PV_EINVAL;
-		pv->pd->pv.vector = (uint8_t)args[0];
+		vcpu_pmu_state(v)->pd->pv.vector = (uint8_t)args[0];
 		return 0;
 	case HC_PMU_IACK:
 		a = area_of(v);
