@@ -179,11 +179,15 @@ static void derive_counting(struct vcpu *v)
 void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
 {
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
-	uint32_t m = counting_of(pv)[cpl != 0][ev];
 	struct pv_vcpu_area *a;
 	uint64_t *row;
+	uint32_t m;
 
+	/* VPMU_EV_NONE, or no event at all, is counted by no counter (as vpmu_count()). */
+	if ((unsigned)ev >= VPMU_EV_COUNT)
+		return;
 	/* A control is set only once the area is: no counter counts before it. */
+	m = counting_of(pv)[cpl != 0][ev];
 	if (!m)
 		return;
 	a = page_of(pv);
