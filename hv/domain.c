@@ -54,15 +54,26 @@ static struct dom_data {
 } data_mods[MAX_DOMAINS];
 static unsigned num_data;
 
-struct domain domains[MAX_DOMAINS];
+/* In frames from the allocator, not the image's bss: the table is most of what bss would hold. */
+struct domain *domains;
 unsigned num_domains;
 uint64_t dom_frames_free_at_start;
 static struct spinlock dump_lock;
+
+bool dom_table_init(void)
+{
+	uint64_t pages = (sizeof(struct domain) * MAX_DOMAINS + FRAME_SIZE - 1) / FRAME_SIZE;
+
+	/* The allocator hands out zeroed frames, as bss would be; the low 4 GiB are identity-mapped. */
+	domains = (struct domain *)frame_alloc_contig(pages, 1);
+	return domains;
+}
 
 /* Gives every frame of the domain back: its VCPUs' VMCSs and pages, EPT tables and RAM. */
 static void release(struct domain *d)
 {
 	for (unsigned i = 0; i < d->nvcpus; i++) {
+		step_cache_free(d->vcpus[i]);
 		frame_free(d->vcpus[i]->vmcs_pa);
 		frame_free((uint64_t)d->vcpus[i]);
 		d->vcpus[i] = (struct vcpu *)0;
@@ -88,6 +99,11 @@ void dom_vcpu_gone(struct vcpu *v)
 	s->hv_tsc = v->hv_tsc;
 	s->steps = v->step.steps;
 	s->ring0_runs = v->step.ring0_runs;
+	if (v->step.cache) {
+		s->cache_hits = v->step.cache->hits;
+		s->cache_fills = v->step.cache->fills;
+		s->cache_drops = v->step.cache->drops;
+	}
 	s->retired = v->pmu.retired;
 	s->hv_ticks = v->pmu.hv_ticks;
 	s->hv_counted = v->pmu.hv_counted;
@@ -623,6 +639,11 @@ int dom_summary(void)
 			if (s->ring0_runs)
 				printk("perfvisor:     vcpu %u: soft PMU: %lu runs at CPL 0 "
 				       "unstepped\n", j, s->ring0_runs);
+			/* Blocks taken from the cache, cached, and dropped by writes: hv/step_cache.c. */
+			if (s->cache_fills)
+				printk("perfvisor:     vcpu %u: soft PMU: block cache: %lu hits, %lu "
+				       "blocks cached, %lu dropped by writes\n", j, s->cache_hits,
+				       s->cache_fills, s->cache_drops);
 		}
 	}
 	for (unsigned i = 0; i < num_pcpus; i++) {

@@ -53,14 +53,18 @@ struct domain {
 		uint64_t exits, steps, retired, hv_ticks, hv_counted, hv_counted_branches;
 		uint64_t guest_tsc, hv_tsc;
 		uint64_t ring0_runs;
+		uint64_t cache_hits, cache_fills, cache_drops;	/* the soft PMU's block cache */
 		unsigned migrations;
 	} stats[DOM_VCPUS_MAX];
 	unsigned vcpus_gone;		/* VCPUs released after the domain ended */
 	volatile bool released;		/* RAM, EPT, VMCSs and VCPUs are back in the allocator */
 };
 
-extern struct domain domains[MAX_DOMAINS];
+extern struct domain *domains;		/* MAX_DOMAINS of them, from dom_table_init() */
 extern unsigned num_domains;
+
+/* Allocates the domain table; false when the frame allocator cannot give it. */
+bool dom_table_init(void);
 
 /*
  * Host pointer for guest-physical [gpa, gpa+len), or NULL if not all inside the domain's RAM

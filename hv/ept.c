@@ -9,6 +9,9 @@
 #define EPT_MT_WB	(6ull << 3)		/* leaf memory type: write-back */
 #define ADDR_MASK	0x000FFFFFFFFFF000ull
 #define SIZE_2M		(1ull << 21)
+#define EPT_CODE	(1ull << 11)		/* ignored by the CPU: a protected code page */
+#define DROP_SHIFT	52			/* bits 52-56, ignored: writes that dropped it */
+#define DROP_MASK	(0x1Full << DROP_SHIFT)
 
 static uint64_t *table(uint64_t entry)
 {
@@ -139,20 +142,66 @@ void ept_wait(struct ept_user *const *users, unsigned n, const struct ept_user *
 		cpu_relax();
 }
 
-bool ept_set_perms(uint64_t eptp, uint64_t gpa, uint64_t perms)
+/* The 4 KiB leaf of gpa, or NULL (a 2 MiB leaf, or nothing mapped). */
+static uint64_t *leaf_4k(uint64_t eptp, uint64_t gpa)
 {
 	uint64_t *t = table(eptp), *e;
 
 	for (int l = 3; l > 0; l--) {
 		e = &t[(gpa >> (12 + 9 * l)) & 511];
 		if (!(*e & EPT_RWX) || (*e & EPT_LARGE))
-			return false;
+			return (uint64_t *)0;
 		t = table(*e);
 	}
 	e = &t[(gpa >> 12) & 511];
-	if (!(*e & ADDR_MASK))
+	return (*e & ADDR_MASK) ? e : (uint64_t *)0;
+}
+
+bool ept_set_perms(uint64_t eptp, uint64_t gpa, uint64_t perms)
+{
+	uint64_t *e = leaf_4k(eptp, gpa);
+
+	if (!e)
 		return false;
 	__atomic_store_n(e, (*e & ~EPT_RWX) | perms, __ATOMIC_RELEASE);
+	return true;
+}
+
+enum ept_code ept_code_protect(uint64_t eptp, uint64_t gpa, unsigned max_drops)
+{
+	uint64_t *e = leaf_4k(eptp, gpa);
+
+	if (e && (*e & EPT_CODE))
+		return EPT_CODE_WAS;
+	/* A split keeps every page's address and rights: no flush needed for it alone. The
+	 * caller names a mapped page (RAM), so no table is made for nothing. */
+	if (!e)
+		e = walk(eptp, gpa, 0);
+	if (!e || (*e & EPT_RWX) != EPT_RWX || ((*e & DROP_MASK) >> DROP_SHIFT) >= max_drops)
+		return EPT_CODE_NO;
+	__atomic_store_n(e, (*e & ~EPT_W) | EPT_CODE, __ATOMIC_RELEASE);
+	return EPT_CODE_NEW;
+}
+
+bool ept_code_protected(uint64_t eptp, uint64_t gpa)
+{
+	const uint64_t *e = leaf_4k(eptp, gpa);
+
+	return e && (__atomic_load_n(e, __ATOMIC_ACQUIRE) & EPT_CODE);
+}
+
+bool ept_code_release(uint64_t eptp, uint64_t gpa, bool *stale)
+{
+	uint64_t *e = leaf_4k(eptp, gpa), drops;
+
+	*stale = e && (*e & EPT_RWX) == EPT_RWX;
+	if (!e || !(*e & EPT_CODE))
+		return *stale;
+	drops = (*e & DROP_MASK) >> DROP_SHIFT;
+	if (drops < DROP_MASK >> DROP_SHIFT)
+		drops++;
+	__atomic_store_n(e, (*e & ~(EPT_CODE | DROP_MASK)) | EPT_W | drops << DROP_SHIFT,
+			 __ATOMIC_RELEASE);
 	return true;
 }
 

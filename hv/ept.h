@@ -50,6 +50,31 @@ bool ept_map(uint64_t eptp, uint64_t gpa, uint64_t hpa, uint64_t size, uint64_t 
  * holds the domain's ept_lock and flushes as any change requires.
  */
 bool ept_set_perms(uint64_t eptp, uint64_t gpa, uint64_t perms);
+/*
+ * Code pages the soft PMU's block cache decoded (hv/step_cache.c): write-protected, marked in
+ * bits the CPU ignores in a 4 KiB leaf (SDM Vol. 3C table 29-6: bit 11, bits 52-56), with how
+ * often a write took the protection off. Only pages with all rights (guest RAM) are protected.
+ * The caller holds the domain's ept_lock, and flushes (EPT generation) after EPT_CODE_NEW.
+ */
+enum ept_code {
+	EPT_CODE_NO,		/* not protected: not plain RAM, written too often, no memory */
+	EPT_CODE_NEW,		/* protected now: translations elsewhere may still allow writes */
+	EPT_CODE_WAS,		/* protected already */
+};
+/*
+ * Write-protects gpa's page (mapped, in RAM), splitting a 2 MiB leaf if need be; not once
+ * max_drops writes took its protection off.
+ */
+enum ept_code ept_code_protect(uint64_t eptp, uint64_t gpa, unsigned max_drops);
+/* Whether gpa's page is write-protected as a code page (no lock needed to look). */
+bool ept_code_protected(uint64_t eptp, uint64_t gpa);
+/*
+ * A write to gpa's page exited: true when it is to be retried, because the page was a protected
+ * code page and is writable again now (more rights need no INVEPT, SDM Vol. 3C 29.4.3.1), or
+ * (*stale) was writable already: another PCPU took the protection off first, and the violation
+ * invalidated this PCPU's old translation (SDM Vol. 3C 29.4.3.2). False: not a RAM page.
+ */
+bool ept_code_release(uint64_t eptp, uint64_t gpa, bool *stale);
 /* Frees every table page of the EPT (not the memory it maps); returns how many frames. */
 unsigned ept_destroy(uint64_t eptp);
 

@@ -1,6 +1,7 @@
 /* EPT violations: emulated MMIO regions (hv/mmio.c), data beyond RAM as on a PC; code outside RAM ends the domain. */
 #include "hv/domain.h"
 #include "hv/mmio.h"
+#include "hv/step_cache.h"
 #include "hv/step_pv.h"
 #include "hv/vmexit.h"
 #include "hv/vmx_ops.h"
@@ -40,6 +41,9 @@ void exit_ept_violation(struct vcpu *v, uint64_t qual)
 		dom_kill(v->dom, v, "write to its read-only PMU page at guest-physical 0x%lx", gpa);
 		return;
 	}
+	/* A write to a code page the soft PMU's block cache protected: its blocks go, it runs. */
+	if ((qual & QUAL_WRITE) && step_cache_write_fault(v, gpa))
+		return;
 	/* Data beyond RAM behaves as on a PC; code or page tables there cannot run or walk. */
 	if (data && gpa >= v->dom->ram_size) {
 		mmio_emulate(v, gpa, unbacked_access);

@@ -33,18 +33,15 @@ struct rights {
 /* Paging entries are little-endian, like the hypervisor; 4-byte entries fill the low half. */
 static bool read_entry(const struct gpt_cpu *cpu, uint64_t gpa, unsigned size, uint64_t *e)
 {
-	uint32_t low;
-
-	if (gpa < cpu->ram_size && size <= cpu->ram_size - gpa) {
-		if (size == 8) {
+	*e = 0;
+	if (gpa < cpu->ram_size && cpu->ram_size - gpa >= size) {
+		/* Constant sizes: two loads, not a call to memcpy. */
+		if (size == 8)
 			__builtin_memcpy(e, cpu->ram + gpa, 8);
-		} else {
-			__builtin_memcpy(&low, cpu->ram + gpa, 4);
-			*e = low;
-		}
+		else
+			__builtin_memcpy(e, cpu->ram + gpa, 4);
 		return true;
 	}
-	*e = 0;
 	return cpu->read_gpa(cpu->ctx, gpa, e, size);
 }
 
@@ -99,10 +96,13 @@ static uint64_t page_base(uint64_t e, unsigned shift, unsigned entry_size)
 	return base;
 }
 
-/* Inlined into each paging mode's call: the compiler lays out that mode's constant shape. */
+/*
+ * m, unless NULL, records the entries read (their addresses and values). Inlined into each
+ * paging mode's call, so that the compiler lays out that mode's constant shape.
+ */
 static inline __attribute__((always_inline)) enum gpt_status
 walk(const struct gpt_cpu *cpu, const struct walk_shape *w, uint64_t la, enum gpt_access acc,
-     struct gpt_result *res)
+     struct gpt_result *res, struct gpt_memo *m)
 {
 	uint64_t table = w->table, index_mask = (1ull << w->index_bits) - 1, e, gpa;
 	/* Every level's entry ANDed (R/W, U/S) and ORed (XD) together: the rights of the walk. */
@@ -115,6 +115,10 @@ walk(const struct gpt_cpu *cpu, const struct walk_shape *w, uint64_t la, enum gp
 		if (!read_entry(cpu, gpa, w->entry_size, &e)) {
 			res->gpa = gpa;
 			return GPT_BAD_GPA;
+		}
+		if (m && m->n < GPT_MEMO_ENTRIES) {
+			m->entry_gpa[m->n] = gpa;
+			m->entry[m->n++] = e;
 		}
 		if (!(e & PTE_P))
 			return page_fault(cpu, acc, false, res);
@@ -150,8 +154,8 @@ static enum gpt_status pae_pdpte(const struct gpt_cpu *cpu, uint64_t la, enum gp
 	return GPT_OK;
 }
 
-enum gpt_status gpt_translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_access acc,
-			      struct gpt_result *res)
+static enum gpt_status translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_access acc,
+				 struct gpt_result *res, struct gpt_memo *m)
 {
 	uint64_t pdpte;
 	enum gpt_status st;
@@ -170,14 +174,14 @@ enum gpt_status gpt_translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_a
 		/* 32-bit paging: 1024-entry directory and tables (SDM Vol. 3A 4.3). */
 		return walk(cpu, &(struct walk_shape){ cpu->cr3 & 0xfffff000ull, 22, 10, 4,
 						       cpu->cr4 & CR4_PSE ? 1ull << 22 : 0 },
-			    la, acc, res);
+			    la, acc, res, m);
 	} else if (!(cpu->efer & EFER_LMA)) {
 		/* PAE paging: a PDPTE, then a directory with 2-MiB pages (SDM Vol. 3A 4.4). */
 		st = pae_pdpte(cpu, la, acc, res, &pdpte);
 		if (st)
 			return st;
 		return walk(cpu, &(struct walk_shape){ pdpte & PTE_ADDR, 21, 9, 8, 1ull << 21 },
-			    la, acc, res);
+			    la, acc, res, m);
 	}
 	if (cpu->cr4 & CR4_LA57)
 		return GPT_BAD_MODE;
@@ -186,7 +190,63 @@ enum gpt_status gpt_translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_a
 		return GPT_NON_CANONICAL;
 	return walk(cpu, &(struct walk_shape){ cpu->cr3 & PTE_ADDR, 39, 9, 8,
 					       1ull << 30 | 1ull << 21 },
-		    la, acc, res);
+		    la, acc, res, m);
+}
+
+enum gpt_status gpt_translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_access acc,
+			      struct gpt_result *res)
+{
+	return translate(cpu, la, acc, res, (struct gpt_memo *)0);
+}
+
+/* The walk m remembers is the one la's page would take now: same state, same entries. */
+static bool memo_holds(const struct gpt_cpu *cpu, const struct gpt_memo *m, uint64_t la,
+		       enum gpt_access acc)
+{
+	uint64_t e;
+
+	if (!m->valid || m->la_page != la >> 12 || m->acc != acc || m->cr0 != cpu->cr0 ||
+	    m->cr3 != cpu->cr3 || m->cr4 != cpu->cr4 || m->efer != cpu->efer || m->cpl != cpu->cpl)
+		return false;
+	for (unsigned i = 0; i < m->n; i++)
+		if (!read_entry(cpu, m->entry_gpa[i], m->entry_size, &e) || e != m->entry[i])
+			return false;
+	return true;
+}
+
+enum gpt_status gpt_translate_memo(const struct gpt_cpu *cpu, uint64_t la, enum gpt_access acc,
+				   struct gpt_memo *m, struct gpt_result *res)
+{
+	bool pae = (cpu->cr0 & CR0_PG) && (cpu->cr4 & CR4_PAE) && !(cpu->efer & EFER_LMA);
+	enum gpt_status st;
+
+	if (!m)
+		return translate(cpu, la, acc, res, m);
+	if (!(cpu->efer & EFER_LMA))
+		la = (uint32_t)la;
+	if (memo_holds(cpu, m, la, acc)) {
+		m->hits++;
+		res->la = la;
+		res->gpa = m->gpa | (la & 0xFFF);
+		return GPT_OK;
+	}
+	m->valid = false;
+	m->n = 0;
+	st = translate(cpu, la, acc, res, m);
+	/* PAE paging's PDPTEs come from registers, not memory: such walks are not remembered. */
+	if (st != GPT_OK || pae)
+		return st;
+	m->valid = true;
+	m->cr0 = cpu->cr0;
+	m->cr3 = cpu->cr3;
+	m->cr4 = cpu->cr4;
+	m->efer = cpu->efer;
+	m->cpl = cpu->cpl;
+	m->acc = acc;
+	m->la_page = la >> 12;
+	m->gpa = res->gpa & ~0xFFFull;
+	m->entry_size = (cpu->cr4 & CR4_PAE) ? 8 : 4;
+	return st;
 }
 
 /* Move len bytes between guest linear la and dst (reads) or src (writes), page by page. */

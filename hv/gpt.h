@@ -31,8 +31,9 @@ struct gpt_cpu {
 	gpt_read_fn read_gpa;
 	gpt_write_fn write_gpa;	/* only gpt_copy_to_guest() uses it */
 	/*
-	 * Guest-physical [0, ram_size) is host memory at ram (RAM that is host-contiguous): table
-	 * entries there are loaded directly, not through read_gpa (ram_size 0: all through it).
+	 * Optional (ram_size 0: none): guest-physical [0, ram_size) is host memory at ram, where
+	 * walks read their entries, and copies from the guest their bytes, directly, with no call
+	 * (the soft PMU walks at every block, the PV PMU's resume at every thread switch).
 	 */
 	const uint8_t *ram;
 	uint64_t ram_size;
@@ -70,6 +71,33 @@ struct gpt_result {
  */
 enum gpt_status gpt_translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_access acc,
 			      struct gpt_result *res);
+
+/*
+ * The last walk of one caller, to be taken again cheaply: what it depended on (the control
+ * registers, CPL, the access, the linear page) and every paging-structure entry it read, where
+ * and what. While all of them are the same, walking again would read the same entries and give
+ * the same page: then no walk is needed. Not a cache of translations: every entry is read again.
+ */
+#define GPT_MEMO_ENTRIES	4
+struct gpt_memo {
+	bool valid;
+	uint64_t cr0, cr3, cr4, efer;
+	unsigned cpl;
+	enum gpt_access acc;
+	uint64_t la_page;	/* la >> 12 */
+	uint64_t gpa;		/* the page it maps la's page to */
+	unsigned n, entry_size;
+	uint64_t entry_gpa[GPT_MEMO_ENTRIES], entry[GPT_MEMO_ENTRIES];
+	uint64_t hits;		/* translations that needed no walk */
+};
+
+/*
+ * gpt_translate(), remembering a successful walk in m (not PAE paging's: its PDPTEs are
+ * registers); the next call for the same page checks the remembered entries instead of
+ * walking. m NULL: gpt_translate().
+ */
+enum gpt_status gpt_translate_memo(const struct gpt_cpu *cpu, uint64_t la, enum gpt_access acc,
+				   struct gpt_memo *m, struct gpt_result *res);
 
 /*
  * Copy len bytes at guest linear address la into dst, translating page by page for acc

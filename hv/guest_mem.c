@@ -2,6 +2,7 @@
 #include "lib/string.h"
 #include "hv/domain.h"
 #include "hv/guest_mem.h"
+#include "hv/step_cache.h"
 #include "hv/vmx_ops.h"
 
 static bool read_gpa(void *ctx, uint64_t gpa, void *buf, size_t len)
@@ -21,8 +22,11 @@ static bool write_gpa(void *ctx, uint64_t gpa, const void *buf, size_t len)
 
 	if (gpa < d->ro_end && gpa + len > d->ro_start)
 		return false;
-	if (p)
+	if (p) {
 		memcpy(p, buf, len);
+		/* No EPT violation told the block cache of this write: say it, after it. */
+		step_cache_hv_write(d, gpa, len);
+	}
 	return p;
 }
 
@@ -34,14 +38,13 @@ static void walk_context(struct vcpu *v, struct gpt_cpu *c, uint64_t pdptes[4])
 	c->efer = vmread(VMCS_GUEST_EFER);
 	c->cpl = vcpu_cpl();
 	/* With EPT, PAE paging uses the PDPTE registers in the VMCS (SDM Vol. 3C 26.3.2.4). */
-	if ((c->cr4 & CR4_PAE) && !(c->efer & EFER_LMA))
-		for (unsigned i = 0; i < 4; i++)
-			pdptes[i] = vmread(VMCS_GUEST_PDPTE0 + 2 * i);
+	for (unsigned i = 0; i < 4 && (c->cr4 & CR4_PAE) && !(c->efer & EFER_LMA); i++)
+		pdptes[i] = vmread(VMCS_GUEST_PDPTE0 + 2 * i);
 	c->pdptes = pdptes;
 	c->read_gpa = read_gpa;
 	c->write_gpa = write_gpa;
 	c->ctx = v->dom;
-	/* The domain's RAM is host-contiguous (dom_gpa_to_hva()). */
+	/* Paging structures in RAM are read straight from it (RAM is host-contiguous). */
 	c->ram = (const uint8_t *)v->dom->ram_hpa;
 	c->ram_size = v->dom->ram_size;
 }
@@ -64,6 +67,16 @@ enum gpt_status guest_write(struct vcpu *v, uint64_t la, const void *src, size_t
 
 	walk_context(v, &c, pdptes);
 	return gpt_copy_to_guest(&c, la, src, len, res);
+}
+
+enum gpt_status guest_translate(struct vcpu *v, uint64_t la, enum gpt_access acc,
+				struct gpt_memo *memo, struct gpt_result *res)
+{
+	struct gpt_cpu c;
+	uint64_t pdptes[4];
+
+	walk_context(v, &c, pdptes);
+	return gpt_translate_memo(&c, la, acc, memo, res);
 }
 
 enum insn_mode guest_code_mode(void)

@@ -45,6 +45,10 @@ void hv_main(const struct mb_boot_info *info, void (*cpu_init)(struct pcpu *p))
 		printk("perfvisor: no domains to run (give each guest as a multiboot module)\n");
 		hv_exit(EXIT_OK);
 	}
+	if (!dom_table_init()) {
+		printk("perfvisor: not enough memory for the table of %u domains\n", MAX_DOMAINS);
+		hv_exit(EXIT_BAD_BOOT);
+	}
 	frame_stats(&total, &dom_frames_free_at_start);
 	/* Data modules first, so that any domain finds the files it names. */
 	for (unsigned i = 0; i < info->mod_count; i++) {

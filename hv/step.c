@@ -124,22 +124,6 @@ static void stop(struct vcpu *v)
 	v->step.sti_shadow = false;
 }
 
-/* Up to BLOCK_BYTES code bytes at linear address la; fewer where the next page is not there. */
-static unsigned fetch_block(struct vcpu *v, uint64_t la, uint8_t *bytes)
-{
-	unsigned first = 4096 - (la & 0xFFF);
-	struct gpt_result res;
-
-	if (first >= BLOCK_BYTES)
-		first = BLOCK_BYTES;
-	if (guest_read(v, bytes, la, first, GPT_FETCH, &res) != GPT_OK)
-		return 0;
-	if (first == BLOCK_BYTES ||
-	    guest_read(v, bytes + first, la + first, BLOCK_BYTES - first, GPT_FETCH, &res) != GPT_OK)
-		return first;
-	return BLOCK_BYTES;
-}
-
 /*
  * A block ending in RET: its target is the return address on the stack, which nothing in the
  * block before it wrote (stores end blocks). False when no block is left without the RET.
@@ -164,9 +148,8 @@ static bool ret_target(struct vcpu *v, struct step_block *b)
 static bool start_block(struct vcpu *v)
 {
 	struct vcpu_step *s = &v->step;
-	uint8_t bytes[BLOCK_BYTES];
 	uint64_t rip, cs_base, room;
-	unsigned cpl, len, max;
+	unsigned cpl, max;
 
 	/* An interrupt shadow must end with the next instruction's trap, as stepping gives it. */
 	if ((vmread(VMCS_GUEST_INTERRUPTIBILITY) & INTR_BLOCKING) || step_sti_shadow(v))
@@ -178,8 +161,7 @@ static bool start_block(struct vcpu *v)
 	max = room < BLOCK_MAX ? (unsigned)room : BLOCK_MAX;
 	rip = vmread(VMCS_GUEST_RIP);
 	cs_base = vmread(VMCS_GUEST_CS_BASE);
-	len = fetch_block(v, rip + cs_base, bytes);
-	if (!step_block_decode(bytes, len, rip, guest_code_mode(), max, &s->block))
+	if (!step_cache_block(v, rip, rip + cs_base, guest_code_mode(), max, &s->block))
 		return false;
 	if (s->block.ret && !ret_target(v, &s->block))
 		return false;

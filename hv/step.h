@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "hv/step_block.h"
+#include "hv/step_cache.h"
 #include "hv/step_pv.h"
 #include "pmu/pmu.h"
 
@@ -59,6 +60,8 @@ struct vcpu_step {
 	uint64_t block_insns;	/* instructions retired in blocks */
 	bool block_lost_said;	/* an exit at a RIP no block can stop at was reported */
 	struct step_pv pv;	/* its PV page, shut while its a-mode counters run blocks */
+	struct step_cache *cache;	/* decoded blocks (hv/step_cache.c), allocated at first use */
+	bool cache_failed;	/* no frames for it: blocks are decoded at every entry */
 	uint32_t exc_saved;	/* the exception bitmap before stepping started */
 };
 

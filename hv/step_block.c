@@ -462,10 +462,10 @@ static void counted_loop(const uint8_t *bytes, enum insn_mode mode, struct step_
 }
 
 unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enum insn_mode mode,
-			   unsigned max, struct step_block *b)
+			   unsigned max, bool stores, struct step_block *b)
 {
 	unsigned pos = 0, l, popped = 0;
-	bool writes = false, rsp_known = true;
+	bool writes, rsp_known = true;
 	int stack;
 
 	b->start = rip;
@@ -475,15 +475,17 @@ unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enu
 	b->ret = false;
 	b->ntargets = 0;
 	b->counted = b->dec_jnz = b->whole = false;
+	b->store_end = 0;
 	b->off[0] = 0;
 	if (max > BLOCK_MAX)
 		max = BLOCK_MAX;
-	while (b->n < max && !writes) {
+	while (b->n < max && (stores || !b->store_end)) {
 		int64_t rel[2];
 		unsigned nt;
 
 		l = plain_len(bytes + pos, len - pos, mode, &writes, &stack, NULL);
-		if (!l && mode == INSN_MODE_64 && rsp_known && (l = near_ret(bytes + pos, len - pos))) {
+		if (!l && mode == INSN_MODE_64 && rsp_known && !b->store_end &&
+		    (l = near_ret(bytes + pos, len - pos))) {
 			/* Its target is on the stack, which no instruction before it wrote. */
 			b->ret = true;
 			b->ret_pop = popped;
@@ -521,10 +523,22 @@ unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enu
 		}
 		pos += l;
 		b->off[++b->n] = (uint16_t)pos;
+		if (writes && !b->store_end)
+			b->store_end = b->n;
 		if (stack < 0)
 			rsp_known = false;
 		else
 			popped += (unsigned)stack;
+	}
+	return b->n;
+}
+
+unsigned step_block_cut(struct step_block *b, unsigned max)
+{
+	if (b->n > max) {
+		b->n = max;
+		b->branch = b->loops = b->ret = b->counted = b->dec_jnz = false;
+		b->ntargets = 0;
 	}
 	return b->n;
 }

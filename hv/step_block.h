@@ -42,15 +42,26 @@ struct step_block {
 	uint8_t ctr_bits;	/* 16, 32 or 64: the width DEC or LOOP counts in */
 	bool whole;		/* running all its turns, from r = ctr_entry */
 	uint64_t ctr_entry;
+	/*
+	 * Decoded with stores inside: the instructions up to and including the first that may
+	 * write memory (0: none may). Only a block whose code pages are write-protected may run
+	 * past it (hv/step_cache.c); any other is cut there.
+	 */
+	unsigned store_end;
 };
 
 /*
  * Decodes the block at rip from bytes[0..len) (what could be fetched there), at most max
  * instructions (the room before a counter overflows; max >= 1 unless no block may run).
- * Returns n; 0 when the instruction at rip must be single-stepped.
+ * stores: instructions that may write memory do not end it (b->store_end says where the first
+ * is); else the block ends after the first. Returns n; 0 when the instruction at rip must be
+ * single-stepped.
  */
 unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enum insn_mode mode,
-			   unsigned max, struct step_block *b);
+			   unsigned max, bool stores, struct step_block *b);
+
+/* Cuts b to its first max instructions (a straight block then); returns its n. */
+unsigned step_block_cut(struct step_block *b, unsigned max);
 
 /*
  * A block ending in a near RET: `to` is the return address read at RSP + ret_pop. False when

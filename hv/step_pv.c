@@ -35,13 +35,9 @@ static void open_page(struct domain *d, struct vcpu *owner)
 	g->open_left = STEP_PV_OPEN_STEPS;
 }
 
-/*
- * Whether no PCPU can still read v's page through a translation from before it was shut:
- * every other VCPU of the domain has flushed since, or runs no guest now and flushes before
- * it does (hv/ept.c's generation handshake). v's own PCPU flushes at the coming entry.
- */
-static bool shut_everywhere(struct domain *d, struct vcpu *v, uint64_t gen)
+bool step_flushed_everywhere(struct vcpu *v, uint64_t gen)
 {
+	struct domain *d = v->dom;
 	struct ept_user *users[DOM_VCPUS_MAX];
 	unsigned n = 0;
 
@@ -70,7 +66,7 @@ bool step_pv_block_start(struct vcpu *v)
 			g->shut_gen = ept_changed(&d->ept_gen);
 		}
 		/* Until every PCPU flushed, v steps: its page stays current meanwhile. */
-		ok = shut_everywhere(d, v, g->shut_gen);
+		ok = step_flushed_everywhere(v, g->shut_gen);
 		g->in_block = ok;
 	}
 	spin_unlock(&d->ept_lock);

@@ -24,6 +24,13 @@ struct step_pv {
 #define STEP_PV_OPEN_STEPS	1
 
 /*
+ * Whether no PCPU can still use a translation of v's domain older than EPT generation gen:
+ * every other VCPU of the domain has flushed for it, or runs no guest now and flushes before it
+ * does (hv/ept.c's generation handshake). v's own PCPU flushes at its coming entry.
+ */
+bool step_flushed_everywhere(struct vcpu *v, uint64_t gen);
+
+/*
  * Before a block of v while its a-mode counters count instructions or branches (pmu_pv_guard):
  * true when its page is shut on every PCPU, and then the block counts as running; false: v
  * must be stepped this time (its page is open, or another PCPU may still read it).

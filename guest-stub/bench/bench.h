@@ -37,15 +37,6 @@ static inline void bench_keep(uint64_t v)
 	__asm__ volatile("" : : "r"(v));
 }
 
-/* VMCALL with the number in RAX and two arguments in RDI, RSI (include/perfvisor/hypercall.h). */
-static inline int64_t bench_vmcall(uint64_t nr, uint64_t a0, uint64_t a1)
-{
-	int64_t ret;
-
-	__asm__ volatile("vmcall" : "=a"(ret) : "a"(nr), "D"(a0), "S"(a1) : "memory");
-	return ret;
-}
-
 static inline int bench_cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;

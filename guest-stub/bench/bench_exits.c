@@ -78,7 +78,7 @@ int main(void)
 
 	BENCH_MEASURE(&empty, );
 	base = bench_median(&empty);
-	BENCH_MEASURE(&series, bench_vmcall(HC_VCPU_ID, 0, 0));
+	BENCH_MEASURE(&series, rt_vmcall(HC_VCPU_ID, 0, 0));
 	bench_report("null-hypercall", &series, base);
 	BENCH_MEASURE(&series, rt_rdmsr(MSR_IA32_PMC0));
 	bench_report("rdmsr-pmc0", &series, base);

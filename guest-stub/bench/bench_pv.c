@@ -96,9 +96,9 @@ int main(int argc, char **argv)
 	bench_report("read-direct", &direct, base);
 	bench_report("read-direct-one", &direct_one, base);
 	bench_report("read-rdpmc", &rdpmc, base);
-	BENCH_MEASURE(&series, bench_vmcall(HC_PMU_READ, 0, 0));
+	BENCH_MEASURE(&series, rt_vmcall(HC_PMU_READ, 0, 0));
 	bench_report("read-hypercall", &series, base);
-	BENCH_MEASURE(&series, bench_vmcall(HC_PMU_RESUME, (uint64_t)&cycles, 0));
+	BENCH_MEASURE(&series, rt_vmcall(HC_PMU_RESUME, (uint64_t)&cycles, 0));
 	bench_report("resume-hypercall", &series, base);
 	pvc_stop();
 

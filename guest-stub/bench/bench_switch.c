@@ -30,9 +30,9 @@ static void amode(unsigned n)
 		bench_fail("switch", "more a-mode counters than the ABI has", n);
 	for (unsigned i = 0; i < n; i++)
 		c.evtsel[i] = ARCH_EVENT_CORE_CYCLES | COUNTS_BOTH;
-	ret = bench_vmcall(HC_PMU_SETUP, (uint64_t)shared_page, 1);
+	ret = rt_vmcall(HC_PMU_SETUP, (uint64_t)shared_page, 1);
 	if (!ret)
-		ret = bench_vmcall(HC_PMU_RESUME, (uint64_t)&c, 0);
+		ret = rt_vmcall(HC_PMU_RESUME, (uint64_t)&c, 0);
 	if (ret)
 		bench_fail("switch", "a-mode set-up failed", ret);
 }
@@ -84,6 +84,6 @@ int main(int argc, char **argv)
 	printf("bench_switch: %u %s counters, %u yields\n", counters, mode, yields);
 	/* Each yield ends the slice: the other domain on this PCPU runs, then this one again. */
 	for (unsigned i = 0; i < yields; i++)
-		bench_vmcall(HC_YIELD, 0, 0);
+		rt_vmcall(HC_YIELD, 0, 0);
 	return 0;
 }

@@ -75,17 +75,6 @@ void kapic_send_ipi(unsigned cpu, uint8_t vector)
 	apic_send(cpu, APIC_ICR_ASSERT | APIC_ICR_FIXED | vector);
 }
 
-bool under_perfvisor(void)
-{
-	struct rt_cpuid_regs r = rt_cpuid(HV_CPUID_SIGNATURE, 0);
-	char sig[12];
-
-	memcpy(sig, &r.ebx, 4);
-	memcpy(sig + 4, &r.ecx, 4);
-	memcpy(sig + 8, &r.edx, 4);
-	return memcmp(sig, "perfvisor", 10) == 0;
-}
-
 const char *kernel_domain_name(void)
 {
 	static char name[sizeof(struct rt_cpuid_regs) + 1];
@@ -93,7 +82,7 @@ const char *kernel_domain_name(void)
 
 	if (name[0])
 		return name;
-	if (!under_perfvisor())
+	if (!rt_under_perfvisor())
 		return "native";
 	/* perfvisor's name leaf: the domain's name, NUL-padded (README, CPUID). */
 	r = rt_cpuid(HV_CPUID_NAME, 0);
@@ -110,7 +99,7 @@ void apic_timer_calibrate(void)
 	uint64_t start;
 	uint32_t elapsed;
 
-	if (under_perfvisor())
+	if (rt_under_perfvisor())
 		return;
 	apic_write(APIC_TIMER_DCR, APIC_DCR_DIVIDE_1);
 	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);

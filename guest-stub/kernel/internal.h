@@ -138,7 +138,6 @@ void apic_send(unsigned apic_id, uint32_t icr_low);
 void apic_timer_calibrate(void);
 void apic_timer_start(uint64_t tsc_ticks);
 void apic_set_lvtpc(uint32_t lvt);
-bool under_perfvisor(void);	/* CPUID's hypervisor leaf says "perfvisor" */
 
 /* thread.c */
 bool sched_init(bool migrate, uint64_t seed);

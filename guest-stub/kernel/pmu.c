@@ -350,7 +350,7 @@ bool kpmu_init(int argc, char **argv)
 			kpmu_inject_skip_by_size = true;
 	}
 	mode = backend == &kpmu_hvm_backend ? KPMU_MODE_HVM : KPMU_MODE_PV;
-	if (!under_perfvisor()) {
+	if (!rt_under_perfvisor()) {
 		printf("kpmu: not under perfvisor: no paravirtual PMU, no exit counts\n");
 		return false;
 	}

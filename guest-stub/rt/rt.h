@@ -93,6 +93,21 @@ static inline struct rt_cpuid_regs rt_cpuid(uint32_t leaf, uint32_t subleaf)
 }
 
 /*
+ * VMCALL with the number in RAX and two arguments in RDI, RSI (include/perfvisor/hypercall.h);
+ * only under perfvisor (rt_under_perfvisor()), and only at CPL 0.
+ */
+static inline int64_t rt_vmcall(uint64_t nr, uint64_t a0, uint64_t a1)
+{
+	int64_t ret;
+
+	__asm__ volatile("vmcall" : "=a"(ret) : "a"(nr), "D"(a0), "S"(a1) : "memory");
+	return ret;
+}
+
+/* Whether CPUID's hypervisor leaf says "perfvisor". */
+bool rt_under_perfvisor(void);
+
+/*
  * The IDT has 256 gates; the runtime fills the 32 exception vectors with handlers that report
  * the fault and end the guest. A guest kernel adds its own interrupt gates: DPL 3 lets user
  * code reach the gate with INT n. rt_idt_load() loads the IDT on another CPU.

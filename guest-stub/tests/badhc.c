@@ -12,14 +12,6 @@ struct hc_case {
 	int64_t want;
 };
 
-static int64_t hypercall(uint64_t nr, uint64_t arg0, uint64_t arg1)
-{
-	int64_t ret;
-
-	__asm__ volatile("vmcall" : "=a"(ret) : "a"(nr), "D"(arg0), "S"(arg1) : "memory");
-	return ret;
-}
-
 static const char greeting[] = "badhc: written by hypercall\n";
 
 int main(void)
@@ -49,7 +41,7 @@ int main(void)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct hc_case *c = &cases[i];
-		int64_t got = hypercall(c->nr, c->arg0, c->arg1);
+		int64_t got = rt_vmcall(c->nr, c->arg0, c->arg1);
 
 		if (got == c->want) {
 			printf("badhc: %s: %lld\n", c->what, (long long)got);
@@ -60,7 +52,7 @@ int main(void)
 		}
 	}
 	printf("badhc: %u wrong; leaving by hypercall\n", failed);
-	hypercall(HC_DOMAIN_EXIT, failed, 0);
+	rt_vmcall(HC_DOMAIN_EXIT, failed, 0);
 	printf("badhc: still running after the exit hypercall\n");
 	return 99;
 }

@@ -158,7 +158,7 @@ static void watch(unsigned rounds, bool spans)
 	unsigned cr8_zero = 0, cd_clear = 0, exact = 0, switched = 0, windows = 0;
 	bool sw, ok;
 
-	report(soft_hypercall(HC_PMU_SETUP, (uintptr_t)area, 1) == 0,
+	report(rt_vmcall(HC_PMU_SETUP, (uintptr_t)area, 1) == 0,
 	       "watch: SETUP of its PV page (to see its deschedules)");
 	rt_wrmsr(MSR_FIXED_CTR_CTRL, FIXED_OS | FIXED_USR);
 	for (unsigned r = 0; r < rounds || !windows; r++) {

@@ -166,12 +166,12 @@ static struct counts split_window(void (*window)(struct counts *), uint32_t n, c
 {
 	struct counts c;
 
-	*exits = soft_hypercall(HC_VCPU_EXITS, 0, 0);
+	*exits = rt_vmcall(HC_VCPU_EXITS, 0, 0);
 	soft_rep_len = n;
 	counting(true);
 	window(&c);
 	counting(false);
-	*exits = soft_hypercall(HC_VCPU_EXITS, 0, 0) - *exits;
+	*exits = rt_vmcall(HC_VCPU_EXITS, 0, 0) - *exits;
 	printf("soft_count: %s %u %s, %lld VM exits around it\n", what, n, unit, (long long)*exits);
 	return c;
 }
@@ -325,8 +325,9 @@ static __attribute__((noinline)) void case_far(void)
 
 /*
  * Self-modifying code: the second store turns the 2-byte XCHG %AX,%AX at 1: into two NOPs
- * before it runs (the first puts it back for the next run). The stepper decodes a block only
- * up to a store, so the NOPs it counts are the ones that ran: LEA, MOVB, MOVB, NOP, NOP.
+ * before it runs (the first puts it back for the next run). A block holds stores only while
+ * its code page is write-protected (the first MOVB then exits before it writes), so the NOPs it
+ * counts are the ones that ran: LEA, MOVB, MOVB, NOP, NOP.
  */
 static __attribute__((noinline)) void case_smc(void)
 {
@@ -337,6 +338,54 @@ static __attribute__((noinline)) void case_smc(void)
 		   "1:\t.byte 0x66, 0x90");
 	counting(false);
 	judge("self-modifying code: the patched instructions count", c, 5, 0);
+}
+
+/*
+ * Code the stepper has cached (docs/soft-pmu.md, "The block cache"): soft_smc_fn, CALLed, is
+ * 66 90 (XCHG %AX,%AX, one instruction), NOP, RET. The guest rewrites its first two bytes
+ * between runs, to two NOPs and back, each version run twice (the second run from the cache):
+ * CALL, the NOPs, RET, 4 or 5 instructions and 2 branches, as the bytes are at the time. Then
+ * soft_smc_loop stores into its own page at every turn of a DEC; JNZ loop of 3 instructions:
+ * CALL, MOV, 100 turns, RET: 303 instructions, 102 branches (CALL, 100 JNZ, RET).
+ */
+__asm__(".text\n"
+	".p2align 6\n"
+	"soft_smc_fn:\n\t"
+	".byte 0x66, 0x90\n\t"
+	"nop\n\t"
+	"ret\n"
+	"soft_smc_loop:\n\t"
+	"mov $100, %ecx\n"
+	"1:\tmov %ecx, soft_smc_word(%rip)\n\t"
+	"dec %ecx\n\t"
+	"jnz 1b\n\t"
+	"ret\n"
+	"soft_smc_word:\n\t"
+	".long 0\n");
+
+extern uint8_t soft_smc_fn[];
+
+static __attribute__((noinline)) void case_smc_cached(void)
+{
+	static const uint8_t nop2[2][2] = { { 0x66, 0x90 }, { 0x90, 0x90 } };
+	volatile uint8_t *fn = soft_smc_fn;
+	struct counts c;
+
+	for (unsigned run = 0; run < 6; run++) {
+		unsigned v = (run / 2) & 1;
+
+		fn[0] = nop2[v][0];
+		fn[1] = nop2[v][1];
+		counting(true);
+		MEASURE(c, "call soft_smc_fn");
+		counting(false);
+		judge(v ? "rewritten code page: two NOPs" : "rewritten code page: one XCHG", c,
+		      4 + v, 2);
+	}
+	counting(true);
+	MEASURE(c, "call soft_smc_loop");
+	counting(false);
+	judge("a loop storing into its own code page", c, 303, 102);
 }
 
 /*
@@ -424,7 +473,7 @@ static bool pv_resume(bool on)
 		.evtsel = { EVTSEL(ARCH_EVENT_INST_RETIRED) },
 	}, nothing;
 
-	return soft_hypercall(HC_PMU_RESUME, (uintptr_t)(on ? &c : &nothing), 0) == 0;
+	return rt_vmcall(HC_PMU_RESUME, (uintptr_t)(on ? &c : &nothing), 0) == 0;
 }
 
 int main(int argc, char **argv)
@@ -446,7 +495,7 @@ int main(int argc, char **argv)
 	rt_idt_set_gate(IPI_VECTOR, soft_ipi_entry, 0);
 	pv_mode = soft_arg(argc, argv, "pv", 0);
 	if (pv_mode)
-		report(soft_hypercall(HC_PMU_SETUP, (uintptr_t)pv_area, 1) == 0,
+		report(rt_vmcall(HC_PMU_SETUP, (uintptr_t)pv_area, 1) == 0,
 		       "paravirtual PMU set up: an a-mode counter runs in every window");
 	rt_wrmsr(MSR_IA32_PERF_GLOBAL_CTRL, 0);
 	rt_wrmsr(MSR_IA32_PERFEVTSEL0 + CTR_INSNS, EVTSEL(ARCH_EVENT_INST_RETIRED));
@@ -458,6 +507,7 @@ int main(int argc, char **argv)
 	case_hlt();
 	case_far();
 	case_smc();
+	case_smc_cached();
 	case_loop(turns, soft_arg(argc, argv, "split", 0));
 	if (pv_mode)
 		case_pv_reads();

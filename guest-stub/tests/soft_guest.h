@@ -1,4 +1,4 @@
-/* Shared by the soft_* test guests: their hypercall and their key=number arguments. */
+/* Shared by the soft_* test guests: their key=number arguments, and rt.h for their hypercalls. */
 #ifndef GUEST_STUB_TESTS_SOFT_GUEST_H
 #define GUEST_STUB_TESTS_SOFT_GUEST_H
 
@@ -6,13 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static inline int64_t soft_hypercall(uint64_t nr, uint64_t a0, uint64_t a1)
-{
-	int64_t ret;
-
-	__asm__ volatile("vmcall" : "=a"(ret) : "a"(nr), "D"(a0), "S"(a1) : "memory");
-	return ret;
-}
+#include "guest-stub/rt/rt.h"
 
 /* The number after "key=" among the arguments, or fallback. */
 static inline uint64_t soft_arg(int argc, char **argv, const char *key, uint64_t fallback)

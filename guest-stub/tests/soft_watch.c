@@ -26,8 +26,8 @@ static const struct pv_control nothing;
 
 static bool start_counting(void)
 {
-	return soft_hypercall(HC_PMU_SETUP, (uintptr_t)area, 1) == 0 &&
-	       soft_hypercall(HC_PMU_RESUME, (uintptr_t)&count_instructions, 0) == 0;
+	return rt_vmcall(HC_PMU_SETUP, (uintptr_t)area, 1) == 0 &&
+	       rt_vmcall(HC_PMU_RESUME, (uintptr_t)&count_instructions, 0) == 0;
 }
 
 struct window {
@@ -71,7 +71,7 @@ static int case_watch(uint64_t rounds, uint64_t k)
 	for (uint64_t r = 0; r < rounds; r++)
 		w[r] = watch_window(k);
 	/* Counting stops before printing: stepping newlib's printf takes long. */
-	soft_hypercall(HC_PMU_RESUME, (uintptr_t)&nothing, 0);
+	rt_vmcall(HC_PMU_RESUME, (uintptr_t)&nothing, 0);
 	for (uint64_t r = 0; r < rounds; r++) {
 		exact += w[r].delta == 2 * k + 3;
 		switched += w[r].descheduled && w[r].delta == 2 * k + 3;
@@ -94,7 +94,7 @@ static int case_busy(uint64_t turns)
 	report(start_counting(), "busy: SETUP and RESUME of an a-mode instructions counter");
 	for (uint64_t i = 0; i < turns; i++)
 		__asm__ volatile("" : : : "memory");
-	soft_hypercall(HC_PMU_RESUME, (uintptr_t)&nothing, 0);
+	rt_vmcall(HC_PMU_RESUME, (uintptr_t)&nothing, 0);
 	return report_summary();
 }
 

@@ -293,6 +293,77 @@ static void test_4level(void)
 	expect(&cpu, "5-level paging refused", 0x1abc, GPT_READ, GPT_BAD_MODE, 0);
 }
 
+static bool no_read(void *ctx, uint64_t gpa, void *buf, size_t len)
+{
+	(void)ctx;
+	(void)gpa;
+	(void)buf;
+	(void)len;
+	return false;
+}
+
+/* Entries in the RAM window are read from it, without the callback; the rest through it. */
+static void test_ram_window(void)
+{
+	struct gpt_cpu cpu = cpu_for(LM_CR0, LM_CR4, LM_EFER, 0x1000);
+
+	build_4level();
+	cpu.read_gpa = no_read;
+	cpu.ram = ram;
+	cpu.ram_size = RAM_SIZE;
+	expect(&cpu, "RAM window: 4-level 4K, no callback", 0x1abc, GPT_READ, GPT_OK, 0x9abc);
+	expect(&cpu, "RAM window: 4-level 1G", 0x52345678, GPT_READ, GPT_OK, 0x8012345678ull);
+	cpu.ram_size = 0x2000;
+	expect(&cpu, "RAM window: a table beyond it goes to the callback", 0x1abc, GPT_READ,
+	       GPT_BAD_GPA, 0x2000);
+	cpu = cpu_for(CR0_PG, CR4_PSE, 0, 0x1000);
+	memset(ram, 0, sizeof(ram));
+	put32(0x1000, 0x2000 | P | RW | US);
+	put32(0x2000 + 4, 0x7000 | P | RW | US);
+	cpu.read_gpa = no_read;
+	cpu.ram = ram;
+	cpu.ram_size = RAM_SIZE;
+	expect(&cpu, "RAM window: 32-bit paging, 4-byte entries", 0x1234, GPT_READ, GPT_OK, 0x7234);
+}
+
+/* A walk remembered: taken again without walking only while nothing it read has changed. */
+static void test_memo(void)
+{
+	struct gpt_cpu cpu = cpu_for(LM_CR0, LM_CR4, LM_EFER, 0x1000);
+	struct gpt_memo m = { 0 };
+	struct gpt_result res;
+
+	build_4level();
+	check(gpt_translate_memo(&cpu, 0x1abc, GPT_FETCH, &m, &res) == GPT_OK &&
+	      res.gpa == 0x9abc && m.valid && m.n == 4 && !m.hits,
+	      "memo: a 4-level walk remembered with its 4 entries");
+	check(gpt_translate_memo(&cpu, 0x1123, GPT_FETCH, &m, &res) == GPT_OK &&
+	      res.gpa == 0x9123 && res.la == 0x1123 && m.hits == 1,
+	      "memo: the same page again: no walk, the same page");
+	check(gpt_translate_memo(&cpu, 0x1123, GPT_READ, &m, &res) == GPT_OK && m.hits == 1,
+	      "memo: another kind of access walks");
+	put64(m.entry_gpa[3], m.entry[3] ^ 0x3000);	/* the PTE now maps another page */
+	check(gpt_translate_memo(&cpu, 0x1123, GPT_READ, &m, &res) == GPT_OK &&
+	      res.gpa == 0xa123 && m.hits == 1,
+	      "memo: a paging-structure entry changed (no exit tells): walked again");
+	check(gpt_translate_memo(&cpu, 0x0, GPT_READ, &m, &res) == GPT_PAGE_FAULT &&
+	      !m.valid && m.hits == 1, "memo: another page walks; a fault is not remembered");
+	build_4level();
+	gpt_translate_memo(&cpu, 0xffff800000001234ull, GPT_READ, &m, &res);
+	cpu.cpl = 3;
+	check(gpt_translate_memo(&cpu, 0xffff800000001234ull, GPT_READ, &m, &res) ==
+	      GPT_PAGE_FAULT && m.hits == 1,
+	      "memo: CPL 3 on a supervisor page: walked again, its #PF");
+	cpu.cpl = 0;
+	gpt_translate_memo(&cpu, 0x1abc, GPT_READ, &m, &res);
+	cpu.cr3 = 0xc000;	/* an empty PML4 */
+	check(gpt_translate_memo(&cpu, 0x1abc, GPT_READ, &m, &res) == GPT_PAGE_FAULT &&
+	      m.hits == 1, "memo: another CR3 walks its own tables");
+	cpu = cpu_for(CR0_PG, CR4_PAE, 0, 0x1000);
+	check(gpt_translate_memo(&cpu, 0x1abc, GPT_READ, &m, &res) == GPT_OK && !m.valid,
+	      "memo: PAE paging (PDPTEs are registers) is not remembered");
+}
+
 static void fill(uint64_t gpa, size_t len, uint8_t seed)
 {
 	for (size_t i = 0; i < len; i++)
@@ -372,5 +443,8 @@ int main(void)
 		test_4level();
 		test_copy();
 	}
+	direct = false;
+	test_ram_window();
+	test_memo();
 	return unit_summary();
 }

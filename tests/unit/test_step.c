@@ -1,6 +1,7 @@
 /* Unit tests for hv/step.c on a modelled VMCS and guest RAM: hidden TF, breakpoints, blocks. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tests/unit/unit.h"
@@ -15,12 +16,43 @@ static uint64_t model_rdmsr(uint32_t msr)
 	return msr == 0xC0000082 ? GUEST_LSTAR : 0;
 }
 
+/* The block cache's EPT tables and frames come from host memory: "physical" = pointer. */
+uint64_t frame_alloc_contig(uint64_t npages, uint64_t align_pages)
+{
+	(void)align_pages;
+	return (uint64_t)(uintptr_t)aligned_alloc(4096, npages * 4096);
+}
+
+uint64_t frame_alloc(void)
+{
+	return frame_alloc_contig(1, 1);
+}
+
+int frame_free_contig(uint64_t pa, uint64_t npages)
+{
+	(void)npages;
+	free((void *)(uintptr_t)pa);
+	return 0;
+}
+
+int frame_free(uint64_t pa)
+{
+	return frame_free_contig(pa, 1);
+}
+
+#include "hv/ept.c"
 #include "hv/step.c"
 #include "hv/step_block.c"
+#include "hv/step_cache.c"
 #include "pmu/soft_classify.c"
 
-/* Guest RAM: linear = physical from 0, flat segments, nothing mapped above it. */
-static uint8_t ram[0x10000];
+struct vmx_caps vmx_caps;
+
+/*
+ * Guest RAM: linear = physical from 0, flat segments, nothing mapped above it; page-aligned like
+ * a domain's RAM, since the block cache's EPT maps it at its host address.
+ */
+static uint8_t ram[0x10000] __attribute__((aligned(4096)));
 
 #define CODE	0x1000ull
 #define IDT	0x2000ull
@@ -61,6 +93,25 @@ enum gpt_status guest_write(struct vcpu *v, uint64_t la, const void *src, size_t
 		return GPT_PAGE_FAULT;
 	}
 	memcpy(ram + la, src, len);
+	return GPT_OK;
+}
+
+/*
+ * The guest's page tables for the block cache: identity, but linear page remap_la maps to
+ * physical page remap_pa (a page-table change, which takes no exit).
+ */
+static uint64_t remap_la = ~0ull, remap_pa;
+
+enum gpt_status guest_translate(struct vcpu *v, uint64_t la, enum gpt_access acc,
+				struct gpt_memo *memo, struct gpt_result *res)
+{
+	(void)v;
+	(void)acc;
+	(void)memo;
+	res->la = la;
+	if (la >= sizeof(ram))
+		return GPT_PAGE_FAULT;
+	res->gpa = (la & ~0xFFFull) == remap_la ? remap_pa | (la & 0xFFF) : la;
 	return GPT_OK;
 }
 
@@ -156,6 +207,16 @@ void step_pv_block_end(struct vcpu *v)
 	guard_ends++;
 }
 
+/* Whether the other VCPUs of the domain have flushed their EPT translations (hv/step_pv.c). */
+static bool others_flushed;
+
+bool step_flushed_everywhere(struct vcpu *v, uint64_t gen)
+{
+	(void)v;
+	(void)gen;
+	return others_flushed;
+}
+
 void printk_level(enum log_level level, const char *fmt, ...)
 {
 	(void)level;
@@ -166,12 +227,30 @@ void printk_level(enum log_level level, const char *fmt, ...)
 static struct domain dom;
 static struct vcpu vcpu = { .dom = &dom };
 
+/* A one-VCPU domain whose RAM is `ram`, in an EPT of 4 KiB pages with all rights. */
+static void reset_domain(void)
+{
+	step_cache_free(&vcpu);
+	if (dom.eptp)
+		ept_destroy(dom.eptp);
+	memset(&dom, 0, sizeof(dom));
+	dom.ram_hpa = (uint64_t)(uintptr_t)ram;
+	dom.ram_size = sizeof(ram);
+	dom.eptp = ept_create();
+	ept_map(dom.eptp, 0, dom.ram_hpa, sizeof(ram), EPT_RWX);
+	dom.nvcpus = 1;
+	dom.vcpus[0] = &vcpu;
+	others_flushed = true;
+	remap_la = ~0ull;
+}
+
 #define GUEST_EXC_BITMAP	(1u << 14)	/* what the VCPU intercepted before stepping */
 
 /* A 64-bit guest at CODE with `code` there, RSP at STACK, RFLAGS with IF, not stepping. */
 static void reset(const uint8_t *code, size_t len)
 {
 	memset(vmcs, 0, sizeof(vmcs));
+	reset_domain();
 	memset(ram, 0xf4, sizeof(ram));	/* HLT everywhere else: never in a block */
 	memcpy(ram + CODE, code, len);
 	memset(&vcpu.step, 0, sizeof(vcpu.step));
@@ -869,6 +948,256 @@ static void test_ring0_event_from_user(void)
 	check(ring0_armed() && vcpu.step.ring0_runs == 1, "then the handler runs unstepped");
 }
 
+/* The block cache (hv/step_cache.c, docs/soft-pmu.md "The block cache"). */
+static const struct step_cache *cache_of(void)
+{
+	return vcpu.step.cache;
+}
+
+/* The rights the EPT gives page gpa. */
+static uint64_t ept_perms(uint64_t gpa)
+{
+	return *leaf_4k(dom.eptp, gpa) & EPT_RWX;
+}
+
+/* One block from RIP, and the exit at its breakpoint (slot 0) that counts it. */
+static void run_block(void)
+{
+	step_before_entry(&vcpu);
+	vmcs[VMCS_GUEST_RIP] = slot_la[0];
+	step_on_exit(&vcpu);
+	vmcs[VMCS_GUEST_RIP] = CODE;
+}
+
+static void test_cache_hit(void)
+{
+	reset(block3, sizeof(block3));
+	vcpu.step.want = true;
+	run_block();
+	check(cache_of() && cache_of()->fills == 1 && !cache_of()->hits &&
+	      ept_perms(CODE) == (EPT_R | EPT_X) && ept_perms(CODE + 4096) == EPT_RWX,
+	      "cache: a block decoded once is cached, its code page write-protected in the EPT");
+	run_block();
+	check(cache_of()->hits == 1 && cache_of()->fills == 1 && block_n == 6 &&
+	      vcpu.step.block.n == 3 && slot_la[0] == CODE + 8,
+	      "cache: the second entry takes it from the cache, the same 3 instructions");
+	reset(block3, sizeof(block3));
+	room = 2;
+	vcpu.step.want = true;
+	run_block();
+	run_block();
+	check(cache_of()->hits == 1 && vcpu.step.block.n == 2 && slot_la[0] == CODE + 5,
+	      "cache: a cached block is cut where a counter overflows");
+	reset(block3, sizeof(block3));
+	mode = INSN_MODE_32;
+	vcpu.step.want = true;
+	run_block();
+	mode = INSN_MODE_64;
+	run_block();
+	check(cache_of()->fills == 2 && !cache_of()->hits,
+	      "cache: the same bytes in another code mode (CS.L/D) are another block");
+	reset(block3, sizeof(block3));
+	others_flushed = false;
+	vcpu.step.want = true;
+	run_block();
+	check(!cache_of()->fills && ept_perms(CODE) == (EPT_R | EPT_X),
+	      "cache: protected, but not cached while another PCPU may hold a writable translation");
+	others_flushed = true;
+	run_block();
+	check(cache_of()->fills == 1, "cache: cached once every PCPU flushed");
+}
+
+/* A guest write to a cached block's page exits, drops the block and proceeds. */
+static void test_cache_write(void)
+{
+	static const uint8_t nops[] = { 0x90, 0x90, 0x90 };
+
+	reset(block3, sizeof(block3));
+	vcpu.step.want = true;
+	run_block();
+	memcpy(ram + CODE + 2, nops, sizeof(nops));	/* add $1 becomes three NOPs */
+	check(step_cache_write_fault(&vcpu, CODE + 2) && ept_perms(CODE) == EPT_RWX &&
+	      cache_of()->drops == 1 && vcpu.step.exits == 1,
+	      "cache: a write to a protected code page: its block dropped, the page writable, "
+	      "the write retried (the stepping's own exit)");
+	block_n = 0;
+	run_block();
+	check(vcpu.step.block.n == 5 && block_n == 5 && !cache_of()->hits &&
+	      cache_of()->fills == 1 && ept_perms(CODE) == EPT_RWX,
+	      "cache: the next entry decodes the new bytes (5 instructions), the page left "
+	      "writable for the write that is retried");
+	run_block();
+	check(cache_of()->fills == 2 && ept_perms(CODE) == (EPT_R | EPT_X),
+	      "cache: the entry after that protects and caches it again");
+	check(step_cache_write_fault(&vcpu, CODE) && cache_of()->drops == 2 &&
+	      step_cache_write_fault(&vcpu, CODE) && cache_of()->drops == 2,
+	      "cache: a second violation on a page already writable (a stale translation) is "
+	      "only retried");
+	check(!step_cache_write_fault(&vcpu, sizeof(ram)), "cache: a write beyond RAM is not its");
+
+	for (unsigned i = 2; i < STEP_CACHE_DROPS; i++) {
+		run_block();
+		run_block();
+		step_cache_write_fault(&vcpu, CODE);
+	}
+	run_block();
+	run_block();
+	check(cache_of()->drops == STEP_CACHE_DROPS && ept_perms(CODE) == EPT_RWX &&
+	      vcpu.step.block.n == 5,
+	      "cache: after %u writes the page stays writable (data), its blocks decoded anew",
+	      STEP_CACHE_DROPS);
+
+	/* The test device's memory, beyond RAM: its code runs in blocks but is never protected. */
+	reset(block3, sizeof(block3));
+	dom.testdev_hpa = (uint64_t)(uintptr_t)(ram + 0x9000);
+	ept_map(dom.eptp, TESTDEV_IOMEM_BASE, dom.testdev_hpa, 4096, EPT_RWX);
+	memcpy(ram + 0x9000, block3, sizeof(block3));
+	remap_la = CODE;
+	remap_pa = TESTDEV_IOMEM_BASE;
+	vcpu.step.want = true;
+	run_block();
+	check(vcpu.step.block.n == 3 && !cache_of()->fills &&
+	      ept_perms(TESTDEV_IOMEM_BASE) == EPT_RWX,
+	      "cache: code in the test device's memory (beyond RAM) runs uncached, never protected "
+	      "(its write violation would not come back to the cache)");
+
+	reset(block3, sizeof(block3));
+	vcpu.step.want = true;
+	run_block();
+	memcpy(ram + CODE + 2, nops, sizeof(nops));
+	step_cache_hv_write(&dom, CODE + 2, 3);
+	run_block();
+	check(cache_of()->drops == 1 && vcpu.step.block.n == 5 && ept_perms(CODE) != EPT_RWX,
+	      "cache: the hypervisor's own write there drops the block; the page stays protected");
+}
+
+/* A block whose decode read two pages: both protected, both in its key. */
+static void test_cache_two_pages(void)
+{
+	static const uint8_t nops[8] = { 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90 };
+	const uint64_t at = 0x4000 - 4;
+
+	reset(nops, sizeof(nops));
+	memcpy(ram + at, nops, sizeof(nops));
+	memcpy(ram + 0x6000, nops, 2);	/* another physical page: NOP, NOP, then HLT */
+	vmcs[VMCS_GUEST_RIP] = at;
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(vcpu.step.block.n == 8 && slot_la[0] == at + 8 && cache_of()->fills == 1 &&
+	      ept_perms(0x3000) == (EPT_R | EPT_X) && ept_perms(0x4000) == (EPT_R | EPT_X),
+	      "cache: a block across a page boundary: 8 NOPs, both pages protected");
+	step_on_exit(&vcpu);
+	remap_la = 0x4000;
+	remap_pa = 0x6000;
+	step_before_entry(&vcpu);
+	check(vcpu.step.block.n == 6 && slot_la[0] == at + 6 && !cache_of()->hits,
+	      "cache: the guest's page tables map the second page elsewhere: not a hit, 6 NOPs");
+	step_on_exit(&vcpu);
+	remap_la = ~0ull;
+	step_before_entry(&vcpu);
+	step_on_exit(&vcpu);
+	check(vcpu.step.block.n == 8 && slot_la[0] == at + 8,
+	      "cache: mapped back: the 8 NOPs again");
+	ram[0x4000] = 0xf4;
+	check(step_cache_write_fault(&vcpu, 0x4000) && ept_perms(0x4000) == EPT_RWX,
+	      "cache: a write to the second page");
+	step_before_entry(&vcpu);
+	check(vcpu.step.block.n == 4 && slot_la[0] == 0x4000,
+	      "cache: drops the block too: 4 NOPs up to the HLT written there");
+	step_on_exit(&vcpu);
+
+	reset(nops, sizeof(nops));
+	memcpy(ram + sizeof(ram) - 4, nops, 4);
+	vmcs[VMCS_GUEST_RIP] = sizeof(ram) - 4;
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(vcpu.step.block.n == 4 && !cache_of()->fills,
+	      "cache: a block that ends where fetching stops (the next page is not there) runs "
+	      "but is not cached: it depends on that page staying absent");
+	step_on_exit(&vcpu);
+}
+
+/* A branch first: its targets are relative to RIP, which is in the key. */
+static void test_cache_branch_first(void)
+{
+	static const uint8_t jnz[] = { 0x75, 0x10 };	/* jnz .+0x12 */
+
+	reset(jnz, sizeof(jnz));
+	vcpu.step.want = true;
+	run_block();
+	step_before_entry(&vcpu);
+	check(cache_of()->hits == 1 && vcpu.step.block.n == 1 && vcpu.step.block.branch &&
+	      vcpu.step.block.target[0] == CODE + 2 && vcpu.step.block.target[1] == CODE + 0x12,
+	      "cache: a branch as the first instruction: cached with its two targets");
+	vmcs[VMCS_GUEST_RIP] = CODE + 0x12;
+	step_on_exit(&vcpu);
+	check(block_n == 2 && block_branches == 2, "cache: taken: 1 instruction, 1 branch");
+	remap_la = 0x9000;
+	remap_pa = CODE;
+	vmcs[VMCS_GUEST_RIP] = 0x9000;
+	step_before_entry(&vcpu);
+	check(cache_of()->hits == 1 && vcpu.step.block.target[0] == 0x9002 &&
+	      vcpu.step.block.target[1] == 0x9012,
+	      "cache: the same code at another RIP: its own targets, not the cached ones");
+	step_on_exit(&vcpu);
+}
+
+/* An exit inside a cached block counts what retired before RIP, as an uncached one. */
+static void test_cache_exit_mid_block(void)
+{
+	reset(block3, sizeof(block3));
+	vcpu.step.want = true;
+	run_block();
+	block_n = blocks_told = 0;
+	step_before_entry(&vcpu);
+	vmcs[VMCS_GUEST_RIP] = CODE + 5;	/* an interrupt after the XOR and the ADD */
+	step_on_exit(&vcpu);
+	check(cache_of()->hits == 1 && blocks_told == 1 && block_n == 2 && !warned,
+	      "cache: an interrupt mid-block: the 2 instructions before RIP");
+	step_before_entry(&vcpu);
+	vmcs[VMCS_GUEST_RIP] = CODE + 8;
+	step_on_exit(&vcpu);
+	check(cache_of()->fills == 2 && block_n == 3 && vcpu.step.block.n == 1,
+	      "cache: the rest from RIP is its own block (cached too): 3 in all");
+}
+
+/* Stores inside blocks, while their code pages are write-protected (docs/soft-pmu.md How 1). */
+static void test_cache_stores(void)
+{
+	static const uint8_t store3[] = {
+		0x31, 0xc0,		/* xor %eax,%eax */
+		0x89, 0x07,		/* mov %eax,(%rdi) */
+		0x48, 0x89, 0xd8,	/* mov %rbx,%rax */
+		0x9c,			/* pushfq: ends the block, stepped */
+	};
+
+	reset(store3, sizeof(store3));
+	others_flushed = false;
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(vcpu.step.block.n == 2 && slot_la[0] == CODE + 4 && !cache_of()->fills,
+	      "stores: not cached (another PCPU may write unseen): the block ends after the store");
+	step_on_exit(&vcpu);
+	others_flushed = true;
+	step_before_entry(&vcpu);
+	check(vcpu.step.block.n == 3 && slot_la[0] == CODE + 7 && cache_of()->fills == 1,
+	      "stores: cached, its page write-protected: the store stays inside, 3 instructions");
+	/* The store writes the block's own page: an EPT violation before it retires. */
+	vmcs[VMCS_GUEST_RIP] = CODE + 2;
+	step_on_exit(&vcpu);
+	check(block_n == 1 && step_cache_write_fault(&vcpu, CODE + 0x10),
+	      "stores: a store to its own page exits before it: the XOR counted, up to RIP");
+	step_before_entry(&vcpu);
+	check(vcpu.step.block.n == 1 && slot_la[0] == CODE + 4,
+	      "stores: the store runs again in a block of its own, the page writable");
+	vmcs[VMCS_GUEST_RIP] = CODE + 4;
+	step_on_exit(&vcpu);
+	step_before_entry(&vcpu);
+	vmcs[VMCS_GUEST_RIP] = CODE + 7;
+	step_on_exit(&vcpu);
+	check(block_n == 3 && !warned, "stores: 3 instructions in all, none twice");
+}
+
 int main(void)
 {
 	test_tf_only_while_counting();
@@ -892,5 +1221,14 @@ int main(void)
 	test_ring0_sysret();
 	test_ring0_limits();
 	test_ring0_event_from_user();
+	test_cache_hit();
+	test_cache_write();
+	test_cache_two_pages();
+	test_cache_branch_first();
+	test_cache_exit_mid_block();
+	test_cache_stores();
+	reset_domain();
+	step_cache_free(&vcpu);
+	ept_destroy(dom.eptp);
 	return unit_summary();
 }

@@ -302,6 +302,13 @@ static void test_writes(void)
 
 #define RIP	0x401000ull
 
+/* A block of code whose pages are not write-protected: stores end it. */
+static unsigned decode(const uint8_t *bytes, unsigned len, uint64_t rip, enum insn_mode mode,
+		       unsigned max, struct step_block *b)
+{
+	return step_block_decode(bytes, len, rip, mode, max, false, b);
+}
+
 /* xor %eax,%eax; add $1,%ecx; dec %edx; jne back to the start: a loop of 4. */
 static const uint8_t loop4[] = { 0x31, 0xc0, 0x83, 0xc1, 0x01, 0xff, 0xca, 0x75, 0xf7 };
 
@@ -310,7 +317,7 @@ static void test_loop_block(void)
 	struct step_block b;
 	uint64_t insns, br;
 
-	check(step_block_decode(loop4, sizeof(loop4), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 4 &&
+	check(decode(loop4, sizeof(loop4), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 4 &&
 	      b.branch && b.loops && b.ntargets == 2 && b.target[0] == RIP + 9 &&
 	      b.target[1] == RIP && b.off[1] == 2 && b.off[2] == 5 && b.off[3] == 7 &&
 	      b.off[4] == 9, "a loop of 4: one block, branch to its start and past it");
@@ -327,7 +334,7 @@ static void test_loop_block(void)
 	      "an interrupt before the JNE: 3 retired, no branch");
 	check(!step_block_retired(&b, RIP + 6, false, 0, &insns, &br) && insns == 3,
 	      "inside an instruction: not a place a block stops at");
-	check(step_block_decode(loop4, sizeof(loop4), RIP, INSN_MODE_64, 2, &b) == 2 && !b.branch &&
+	check(decode(loop4, sizeof(loop4), RIP, INSN_MODE_64, 2, &b) == 2 && !b.branch &&
 	      b.off[2] == 5, "a counter 2 from overflowing cuts the block after 2");
 }
 
@@ -340,20 +347,20 @@ static void test_branch_first(void)
 	struct step_block b;
 	uint64_t insns, br;
 
-	check(step_block_decode(jmp_fwd, sizeof(jmp_fwd), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 1 &&
+	check(decode(jmp_fwd, sizeof(jmp_fwd), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 1 &&
 	      b.branch && b.ntargets == 1 && b.target[0] == RIP + 0x12,
 	      "a JMP as the first instruction: a block of that one branch");
 	check(step_block_retired(&b, RIP + 0x12, false, 0, &insns, &br) && insns == 1 && br == 1,
 	      "at its target: 1 retired, a branch");
 	check(step_block_retired(&b, RIP, false, 0, &insns, &br) && insns == 0,
 	      "still at it: nothing retired");
-	check(step_block_decode(ret, sizeof(ret), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 1 &&
+	check(decode(ret, sizeof(ret), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 1 &&
 	      b.ret && b.ret_pop == 0, "RET first: a block of one, its target at RSP");
-	check(step_block_decode(jmp_self, sizeof(jmp_self), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 1 &&
+	check(decode(jmp_self, sizeof(jmp_self), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 1 &&
 	      b.loops && b.target[0] == RIP, "JMP to itself: a looping block of 1");
-	check(step_block_decode(call, sizeof(call), RIP, INSN_MODE_32, BLOCK_MAX, &b) == 1 &&
+	check(decode(call, sizeof(call), RIP, INSN_MODE_32, BLOCK_MAX, &b) == 1 &&
 	      b.target[0] == RIP + 0x105, "CALL rel32 in 32-bit mode");
-	check(!step_block_decode(jmp_fwd, sizeof(jmp_fwd), RIP, INSN_MODE_16, BLOCK_MAX, &b),
+	check(!decode(jmp_fwd, sizeof(jmp_fwd), RIP, INSN_MODE_16, BLOCK_MAX, &b),
 	      "16-bit code: branches are stepped (IP wraps at 64 KiB)");
 }
 
@@ -364,7 +371,7 @@ static void test_inner_target(void)
 	static const uint8_t inner[] = { 0x90, 0x90, 0x75, 0xfd };
 	struct step_block b;
 
-	check(step_block_decode(inner, sizeof(inner), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 2 &&
+	check(decode(inner, sizeof(inner), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 2 &&
 	      !b.branch && b.off[2] == 2, "a branch into the block's middle ends it before");
 }
 
@@ -379,15 +386,41 @@ static void test_block_ends(void)
 	uint8_t nops[40];
 	struct step_block b;
 
-	check(step_block_decode(store, sizeof(store), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 1 &&
+	check(decode(store, sizeof(store), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 1 &&
 	      b.off[1] == 2, "a store ends its block");
-	check(step_block_decode(pushf, sizeof(pushf), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 1 &&
+	check(decode(pushf, sizeof(pushf), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 1 &&
 	      b.off[1] == 2, "PUSHF is stepped (the flags image hides TF)");
 	memset(nops, 0x90, sizeof(nops));
-	check(step_block_decode(nops, sizeof(nops), RIP, INSN_MODE_64, 1000, &b) == BLOCK_MAX,
+	check(decode(nops, sizeof(nops), RIP, INSN_MODE_64, 1000, &b) == BLOCK_MAX,
 	      "at most BLOCK_MAX instructions");
-	check(step_block_decode(nops, 5, RIP, INSN_MODE_64, BLOCK_MAX, &b) == 5,
+	check(decode(nops, 5, RIP, INSN_MODE_64, BLOCK_MAX, &b) == 5,
 	      "as far as the bytes fetched go (a page that is not there)");
+}
+
+/* Code pages write-protected (hv/step_cache.c): stores stay inside, RETs after them do not. */
+static void test_stores_inside(void)
+{
+	/* mov %eax,(%rdi); push %rax; mov %eax,%ebx; jne .+0x10 */
+	static const uint8_t stores[] = { 0x89, 0x07, 0x50, 0x89, 0xc3, 0x75, 0x10 };
+	/* pop %rbx; mov %eax,(%rdi); ret */
+	static const uint8_t store_ret[] = { 0x5b, 0x89, 0x07, 0xc3 };
+	/* mov %ecx,(%rdi); dec %ecx; jnz back */
+	static const uint8_t store_loop[] = { 0x89, 0x0f, 0xff, 0xc9, 0x75, 0xfa };
+	struct step_block b;
+
+	check(step_block_decode(stores, sizeof(stores), RIP, INSN_MODE_64, BLOCK_MAX, true, &b) ==
+	      4 && b.store_end == 1 && b.branch && b.target[1] == RIP + 0x17,
+	      "stores inside: MOV to memory, PUSH, MOV, JNE in one block; the first store is 1st");
+	check(step_block_cut(&b, b.store_end) == 1 && !b.branch && b.off[1] == 2,
+	      "cut at its first store it is the block decoding without stores gives");
+	check(step_block_decode(stores + 3, 4, RIP, INSN_MODE_64, BLOCK_MAX, true, &b) == 2 &&
+	      !b.store_end, "no store: store_end 0");
+	check(step_block_decode(store_ret, sizeof(store_ret), RIP, INSN_MODE_64, BLOCK_MAX, true,
+				&b) == 2 && !b.ret && b.store_end == 2,
+	      "a RET after a store is left out: the store may have written its return address");
+	check(step_block_decode(store_loop, sizeof(store_loop), RIP, INSN_MODE_64, BLOCK_MAX, true,
+				&b) == 3 && b.counted && b.ctr == 1,
+	      "a DEC; JNZ loop with a store to memory is still counted (no register written)");
 }
 
 /* Code across a page boundary decodes as one: the fetch gives the bytes of both pages. */
@@ -398,7 +431,7 @@ static void test_across_pages(void)
 	struct step_block b;
 	uint64_t insns, br;
 
-	check(step_block_decode(code, sizeof(code), 0x400ffd, INSN_MODE_64, BLOCK_MAX, &b) == 3 &&
+	check(decode(code, sizeof(code), 0x400ffd, INSN_MODE_64, BLOCK_MAX, &b) == 3 &&
 	      b.loops && b.off[1] == 5 && b.off[2] == 6, "a block over a page boundary");
 	check(step_block_retired(&b, 0x401002, false, 0, &insns, &br) && insns == 1,
 	      "an exit on the second page: 1 retired");
@@ -420,7 +453,7 @@ static void test_ret(void)
 	struct step_block b;
 	uint64_t insns, br;
 
-	check(step_block_decode(pops_ret, sizeof(pops_ret), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 3 &&
+	check(decode(pops_ret, sizeof(pops_ret), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 3 &&
 	      b.ret && b.ret_pop == 16 && b.branch && b.ntargets == 1 && b.off[3] == 4,
 	      "POP, POP r12, RET: the return address 16 bytes up the stack");
 	check(step_block_ret_target(&b, 0x500000) && b.target[0] == 0x500000 && !b.loops &&
@@ -428,15 +461,15 @@ static void test_ret(void)
 	      "at the return address: 3 retired, 1 branch");
 	check(!step_block_ret_target(&b, RIP + 1) && b.n == 2 && !b.branch,
 	      "a return into the block: the RET is left to the stepper");
-	check(step_block_decode(add_rsp_ret, sizeof(add_rsp_ret), RIP, INSN_MODE_64, BLOCK_MAX,
+	check(decode(add_rsp_ret, sizeof(add_rsp_ret), RIP, INSN_MODE_64, BLOCK_MAX,
 				&b) == 1 && !b.ret, "ADD to RSP before RET: RET stepped");
-	check(step_block_decode(mov_rsp_ret, sizeof(mov_rsp_ret), RIP, INSN_MODE_64, BLOCK_MAX,
+	check(decode(mov_rsp_ret, sizeof(mov_rsp_ret), RIP, INSN_MODE_64, BLOCK_MAX,
 				&b) == 1 && !b.ret, "MOV to RSP before RET: RET stepped");
-	check(step_block_decode(pop_rsp_ret, sizeof(pop_rsp_ret), RIP, INSN_MODE_64, BLOCK_MAX,
+	check(decode(pop_rsp_ret, sizeof(pop_rsp_ret), RIP, INSN_MODE_64, BLOCK_MAX,
 				&b) == 1 && !b.ret, "POP RSP before RET: RET stepped");
-	check(step_block_decode(repz_ret, sizeof(repz_ret), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 2 &&
+	check(decode(repz_ret, sizeof(repz_ret), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 2 &&
 	      b.ret && b.ret_pop == 0 && b.off[2] == 4, "REPZ RET");
-	check(!step_block_decode(repz_ret + 2, 2, RIP, INSN_MODE_32, BLOCK_MAX, &b),
+	check(!decode(repz_ret + 2, 2, RIP, INSN_MODE_32, BLOCK_MAX, &b),
 	      "32-bit code: RET stepped");
 }
 
@@ -452,7 +485,7 @@ static void test_counted_loop(void)
 	struct step_block b;
 	uint64_t insns, br;
 
-	check(step_block_decode(loop_pmu, sizeof(loop_pmu), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 10 &&
+	check(decode(loop_pmu, sizeof(loop_pmu), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 10 &&
 	      b.counted && !b.dec_jnz && b.ctr == 1 && b.ctr_bits == 64 && b.target[1] == RIP,
 	      "LOOP with RCX untouched: a counted loop of 10 on RCX");
 	check(!step_block_whole(&b, 1, ~0ull, ~0ull), "one turn: not run whole");
@@ -491,7 +524,7 @@ static void test_dec_jnz(void)
 	struct step_block b;
 	uint64_t insns, br;
 
-	check(step_block_decode(loop4, sizeof(loop4), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 4 &&
+	check(decode(loop4, sizeof(loop4), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 4 &&
 	      b.counted && b.dec_jnz && b.ctr == 2 && b.ctr_bits == 32,
 	      "XOR; ADD; DEC %%EDX; JNZ: counted on EDX");
 	check(step_block_whole(&b, 0xFFFFFFFF00000005ull, ~0ull, ~0ull) && b.ctr_entry == 5,
@@ -504,11 +537,11 @@ static void test_dec_jnz(void)
 	      "out: 5 turns");
 	check(!step_block_retired(&b, RIP + 7, false, 5, &insns, &br),
 	      "at the JNZ with EDX as it entered: impossible");
-	check(step_block_decode(dec64, sizeof(dec64), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 3 &&
+	check(decode(dec64, sizeof(dec64), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 3 &&
 	      b.counted && b.ctr == 2 && b.ctr_bits == 64, "DEC %%RDX: 64 bits");
-	check(step_block_decode(dec32, sizeof(dec32), RIP, INSN_MODE_32, BLOCK_MAX, &b) == 3 &&
+	check(decode(dec32, sizeof(dec32), RIP, INSN_MODE_32, BLOCK_MAX, &b) == 3 &&
 	      b.counted && b.ctr == 1 && b.ctr_bits == 32, "32-bit code, DEC %%ECX (49)");
-	check(step_block_decode(dec16, sizeof(dec16), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 2 &&
+	check(decode(dec16, sizeof(dec16), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 2 &&
 	      b.counted && b.ctr == 1 && b.ctr_bits == 16 &&
 	      step_block_whole(&b, 0x30002, ~0ull, ~0ull) && b.ctr_entry == 2,
 	      "DEC %%CX: 16 bits");
@@ -541,10 +574,10 @@ static void test_not_counted(void)
 	struct step_block b;
 
 	for (unsigned i = 0; i < sizeof(no) / sizeof(no[0]); i++)
-		check(step_block_decode(no[i].bytes, no[i].len, RIP, INSN_MODE_64, BLOCK_MAX, &b) &&
+		check(decode(no[i].bytes, no[i].len, RIP, INSN_MODE_64, BLOCK_MAX, &b) &&
 		      b.branch && !b.counted && !step_block_whole(&b, 100, ~0ull, ~0ull),
 		      "%s: a block, not counted", no[i].text);
-	check(step_block_decode(ch_rex, sizeof(ch_rex), RIP, INSN_MODE_64, BLOCK_MAX, &b) &&
+	check(decode(ch_rex, sizeof(ch_rex), RIP, INSN_MODE_64, BLOCK_MAX, &b) &&
 	      b.counted, "mov $0,%%bpl (REX: register 5 is BPL, not CH); loop: counted");
 }
 
@@ -556,6 +589,7 @@ int main(void)
 	test_branch_first();
 	test_inner_target();
 	test_block_ends();
+	test_stores_inside();
 	test_across_pages();
 	test_ret();
 	test_counted_loop();
