@@ -17,8 +17,7 @@ static int64_t hc_console_write(struct vcpu *v, uint64_t buf, uint64_t len)
 
 		if (guest_read(v, chunk, buf + done, n, GPT_READ, &res) != GPT_OK)
 			return -PV_EFAULT;
-		for (uint64_t i = 0; i < n; i++)
-			dom_uart_put(v->dom, (uint8_t)chunk[i]);
+		dom_uart_write(v->dom, chunk, n);
 		done += n;
 	}
 	return (int64_t)len;
