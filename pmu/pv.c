@@ -107,22 +107,41 @@ static void publish_row(struct pv_vcpu_area *a, const uint64_t *row)
 		a->soft_phys[i] = row[i];
 }
 
+/* What readers add to Phys (include/perfvisor/pmu.h): Sum_vcpu - Start_vcpu of value i. */
+static void publish_offset(struct pv_vcpu_area *a, unsigned i)
+{
+	const struct pv_counter *c = i == PV_TSC ? &a->tsc : &a->ctr[i];
+
+	a->offset[i] = c->sum_vcpu - c->start_vcpu;
+}
+
 void pv_switch_in(struct vcpu *v)
 {
 	struct pv_vcpu_area *a = area_of(v);
 	uint64_t buf[PV_PMU_COUNTERS], mask;
 	const uint64_t *row;
+	uint32_t amode;
 
 	if (!a)
 		return;
 	/* Start_vcpu = Phys at the (re)start of the VCPU on this PCPU, its control programmed. */
 	a->tsc.start_vcpu = vcpu_pmu_guest_tsc(v);
-	mask = inject_on(INJECT_PV_STALE_START) ? 0 : amode_mask(ctl_of(v));
+	amode = amode_mask(ctl_of(v));
+	mask = inject_on(INJECT_PV_STALE_START) ? 0 : amode;
 	row = phys_row(v, mask, buf);
-	/* A constant bound, no bit scan: a test per counter, and the store. */
-	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
+	/*
+	 * A constant bound, no bit scan: a test per counter, and the stores. Sum_vcpu changed at
+	 * the switch-out, Start_vcpu now: the offsets follow them (as stale as Start_vcpu is with
+	 * inject=pv-stale-start) until the next.
+	 */
+	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++) {
+		if (!(amode >> i & 1))
+			continue;
 		if (mask >> i & 1)
 			a->ctr[i].start_vcpu = row[i];
+		publish_offset(a, i);
+	}
+	publish_offset(a, PV_TSC);
 	publish_row(a, hw_phys ? (const uint64_t *)0 : row);
 }
 
@@ -196,8 +215,10 @@ void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
 	 * through Sum_vcpu, as if the register had counted them.
 	 */
 	if (hw_phys) {
-		for (; m; m &= m - 1)
+		for (; m; m &= m - 1) {
 			a->ctr[__builtin_ctz(m)].sum_vcpu += n;
+			a->offset[__builtin_ctz(m)] += n;
+		}
 		return;
 	}
 	row = pv->pd->pv.soft_phys[pv->id];
@@ -327,11 +348,13 @@ static int64_t resume(struct vcpu *v, uint64_t ctl_la, uint64_t values_la)
 	/* Sum_vcpu = 0, Start_vcpu = Phys (programmed): the thread's own count restarts here. */
 	a->tsc.sum_vcpu = 0;
 	a->tsc.start_vcpu = vcpu_pmu_guest_tsc(v);
+	publish_offset(a, PV_TSC);
 	amode = amode_mask(&c);
 	row = hw_phys ? phys_row(v, amode, buf) : pv->pd->pv.soft_phys[pv->id];
 	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++) {
 		a->ctr[i].sum_vcpu = 0;
 		a->ctr[i].start_vcpu = amode >> i & 1 ? row[i] : 0;
+		publish_offset(a, i);
 	}
 	publish_row(a, hw_phys ? (const uint64_t *)0 : row);
 	return 0;
@@ -412,6 +435,7 @@ static int64_t setup(struct vcpu *v, uint64_t gpa, uint64_t nvcpus)
 		/* With counter registers, guests read them by RDPMC (rdpmc_index). */
 		a->flags = hw_phys ? 0 : PV_FLAG_SOFT_PHYS;
 		a->width = phys_width;
+		a->wrap = pv_wrap(~0ull, phys_width);
 		for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
 			a->rdpmc_index[i] = i;
 	}

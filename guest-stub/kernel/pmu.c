@@ -111,7 +111,7 @@ static void suspend(struct kthread *k, unsigned cpu)
 {
 	struct kpmu_thread *t = k->pmu;
 
-	k->info.sample_retry_tsc += pv_thread_suspend(&t->counts, areas, &ops);
+	k->info.sample_retry_tsc += pv_thread_suspend(&t->counts, &ops);
 	if (k->trap_in)
 		k->info.window_kernel_tsc += sampled_tsc[cpu] - k->trap_in;
 	k->trap_in = 0;
@@ -248,6 +248,7 @@ static int64_t stop(struct kthread *k)
 		t->pending = 0;
 	}
 	t->running = 0;
+	pv_thread_stop(&t->counts);
 	return backend->load(NULL, cpu);
 }
 
@@ -282,8 +283,7 @@ static int64_t iread(struct kthread *k, uint64_t values[PV_NVALUES])
 		ret = resume(k, cpu);
 	}
 	for (unsigned i = 0; i < PV_NVALUES; i++)
-		values[i] = t->control.imode_mask >> i & 1 ? kpmu_ievents(t, i) :
-			    t->counts.mask >> i & 1 ? t->counts.sum[i] : 0;
+		values[i] = t->control.imode_mask >> i & 1 ? kpmu_ievents(t, i) : t->counts.sum[i];
 	return ret;
 }
 

@@ -39,6 +39,7 @@ struct kpmu_thread {
 	const void *areas;
 	uint32_t mode;			/* enum kpmu_mode */
 	uint32_t running;		/* counting; else counts.sum holds the final values */
+					/* and counts.mask is 0 */
 	struct pv_control control;
 	uint64_t ivalues[PV_PMU_COUNTERS];	/* i-mode counters at the last suspension */
 	uint32_t pending;		/* overflow counts (PV_PENDING) found by its suspensions */

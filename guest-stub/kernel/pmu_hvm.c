@@ -13,7 +13,7 @@ static union kpmu_page *pages;
 
 /*
  * The kernel's own pages for the read formula: with the counters saved and restored per VCPU
- * by the hypervisor, Phys* is Phys itself (Sum/Start_vcpu stay 0) and Phys is RDPMC.
+ * by the hypervisor, Phys* is Phys itself (Sum/Start_vcpu and offset stay 0) and Phys is RDPMC.
  */
 static bool hvm_init(union kpmu_page *p, unsigned ncpus)
 {
@@ -34,6 +34,7 @@ static bool hvm_init(union kpmu_page *p, unsigned ncpus)
 		a->size = sizeof(*a);
 		a->vcpu_id = k;
 		a->width = WIDTH;
+		a->wrap = WIDTH_MASK;
 		for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
 			a->rdpmc_index[i] = i;
 	}

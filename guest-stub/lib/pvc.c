@@ -39,19 +39,6 @@ int pvc_probe(struct kpmu_probe *p)
 	return (int)pmu_call(KPMU_PROBE, p);
 }
 
-void pvc_read(const struct kpmu_thread *self, uint64_t values[PV_NVALUES])
-{
-	static const struct pv_read_ops ops = KPMU_READ_OPS;
-
-	/* running changes only by the caller's own system calls: no race with this test. */
-	if (self->running) {
-		pv_read(&self->counts, self->areas, &ops, values);
-		return;
-	}
-	for (unsigned i = 0; i < PV_NVALUES; i++)
-		values[i] = self->counts.mask >> i & 1 ? self->counts.sum[i] : 0;
-}
-
 uint64_t pvc_ievents(const struct kpmu_thread *self, unsigned i)
 {
 	return kpmu_ievents(self, i);

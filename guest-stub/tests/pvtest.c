@@ -686,13 +686,12 @@ static uint64_t split_read(const struct kpmu_thread *self, struct split *sp)
 	static const struct pv_read_ops ops = KPMU_READ_OPS;
 	struct pv_read_snap s;
 	struct pv_thread_counts t;
-	struct pv_counter c;
-	uint64_t log;
+	uint64_t offset, log;
 
 	do {
-		pv_snap_take(&s, &self->counts, self->areas);
+		pv_snap_take(&s, &self->counts);
 		t = self->counts;
-		c = s.a->ctr[0];
+		offset = PV_LOAD(&s.a->offset[0]);
 		if (!sp->attempts++) {
 			split_state = SPLIT_INSIDE;
 			if (split_move)
@@ -704,7 +703,7 @@ static uint64_t split_read(const struct kpmu_thread *self, struct split *sp)
 				sys_yield();
 			sp->other_ran = split_state == SPLIT_DONE;
 		}
-		log = pv_log_of(&t, &c, 0, pv_phys(s.a, 0, &ops), pv_width(s.a, 0));
+		log = pv_log_of(&t, offset, 0, pv_phys(s.a, 0, &ops), pv_wrap_mask(s.a, 0));
 	} while (!no_retry && pv_snap_changed(&s, &self->counts));
 	return log;
 }

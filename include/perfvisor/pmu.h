@@ -6,7 +6,7 @@
 
 #include "include/perfvisor/hypercall.h"
 
-#define PV_PMU_VERSION		2	/* 2: overflows pending are counts, not bits */
+#define PV_PMU_VERSION		3	/* 3: offset[], wrap; 2: pending counts */
 #define PV_PMU_COUNTERS		4	/* per thread: the guest's 4 general counters */
 #define PV_PMU_AREA_STRIDE	4096	/* one page per VCPU in the shared area */
 
@@ -105,10 +105,14 @@ struct pv_counter {
  * One VCPU's page, read-only for the guest. A thread on VCPU k reads page k (k from its
  * smp_id) and computes, for counter i (seed 003 4.2.1):
  *   phys  = soft_phys[i] (PV_FLAG_SOFT_PHYS) or RDPMC(rdpmc_index[i]), a number mod 2^width
- *   phys* = ctr[i].sum_vcpu + (phys - ctr[i].start_vcpu)
- *   log   = sum_thread + (phys* - start*_thread)
- * and the same for the TSC with phys = RDTSC. The read is optimistic: if tsc.start_vcpu or
- * the thread's smp_id changed during it, the thread was moved or descheduled: read again.
+ *   phys* = ctr[i].sum_vcpu + (phys - ctr[i].start_vcpu) = offset[i] + phys
+ *   log   = sum_thread + (phys* - start*_thread), the difference modulo 2^width (& wrap)
+ * and the same for the TSC with phys = RDTSC and offset[PV_PMU_COUNTERS], 64 bits. The read is
+ * optimistic: if tsc.start_vcpu or the thread's count of resumptions changed during it, the
+ * thread was switched, moved or descheduled: read again (include/perfvisor/pmu_read.h).
+ * offset[] and wrap are the reader's precomputed values: while the VCPU runs, offset[i] =
+ * ctr[i].sum_vcpu - ctr[i].start_vcpu (mod 2^64) for its a-mode counters and the TSC, and
+ * wrap = 2^width - 1.
  */
 struct pv_vcpu_area {
 	uint32_t version;		/* PV_PMU_VERSION */
@@ -125,11 +129,13 @@ struct pv_vcpu_area {
 	uint64_t soft_phys[PV_PMU_COUNTERS];
 	uint32_t rdpmc_index[PV_PMU_COUNTERS];
 	struct pv_control active;	/* the control loaded now */
+	uint64_t offset[PV_PMU_COUNTERS + 1];	/* sum_vcpu - start_vcpu: ctr[i], then tsc */
+	uint64_t wrap;			/* 2^width - 1 */
 };
 
 _Static_assert(sizeof(struct pv_control) == 72, "pv_control is ABI");
 _Static_assert(sizeof(struct pv_counter) == 16, "pv_counter is ABI");
-_Static_assert(sizeof(struct pv_vcpu_area) == 248, "pv_vcpu_area is ABI: no padding");
+_Static_assert(sizeof(struct pv_vcpu_area) == 296, "pv_vcpu_area is ABI: no padding");
 _Static_assert(sizeof(struct pv_vcpu_area) <= PV_PMU_AREA_STRIDE, "one page per VCPU");
 
 #endif

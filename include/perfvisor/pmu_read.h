@@ -10,10 +10,13 @@
  * Widths (seed 003, 4.2.1). A physical counter is `width` bits (area->width: 48, or 40 on older
  * CPUs) and wraps to 0 after 2^width - 1; the TSC is 64 bits. Every value of the physical kind
  * (Phys, Start_vcpu, Phys*, Start*_thread) is therefore a number modulo 2^width, and so is every
- * difference of two of them: the reader reduces each difference with pv_wrap(). A difference
- * taken that way is exact as long as fewer than 2^width events separate its two ends, however the
- * counter wrapped in between. Sum_vcpu (64 bits, not reduced by the hypervisor) only ever enters
- * Phys*, modulo 2^width; Sum_thread is the true 64-bit count: it adds such differences.
+ * difference of two of them: the reader reduces each difference modulo 2^width (an AND with the
+ * page's wrap = 2^width - 1, see pv_wrap_mask()). A difference taken that way is exact as long
+ * as fewer than 2^width events separate its two ends, however the counter wrapped in between.
+ * Sum_vcpu (64 bits, not reduced by the hypervisor) only ever enters Phys*, modulo 2^width, and
+ * so does the page's offset = Sum_vcpu - Start_vcpu taken modulo 2^64: 2^width divides 2^64, so
+ * its low width bits are those of the difference. Sum_thread is the true 64-bit count: it adds
+ * such differences.
  *
  * Sign extension (pv_sext) is the signed 64-bit view of a width-bit value. Extending both ends
  * and subtracting in 64 bits is NOT enough (0x7fff_ffff_fff0 to 0x8000_0000_0010 would jump by
@@ -26,8 +29,15 @@
 #define PV_NVALUES	(PV_PMU_COUNTERS + 1)
 
 /*
- * Fields the hypervisor or the guest kernel may change between two instructions of a reader:
- * each is loaded once, whole; the retry loops below decide whether the loads fit together.
+ * Page fields, which the hypervisor may change between two instructions of a reader or even
+ * during one of its loads (a thread moved away in the middle of a read goes on reading its old
+ * page, which the hypervisor may write on another PCPU): each is loaded once, whole; the retry
+ * loops below decide whether the loads fit together. The thread's own fields (struct
+ * pv_thread_counts) the guest kernel writes only while the thread is switched out, never during
+ * one of its loads, and every switch-in counts resumes up: plain loads between the barriers of
+ * one attempt (pv_read_snap) see them all from one stretch or the attempt is thrown away, and
+ * the compiler may fold them into the arithmetic (an atomic load is always an instruction of its
+ * own).
  */
 #define PV_LOAD(p)	__atomic_load_n((p), __ATOMIC_RELAXED)
 
@@ -56,8 +66,11 @@ struct pv_read_ops {
 struct pv_thread_counts {
 	uint64_t sum[PV_NVALUES];	/* Sum_thread: its events up to its last suspension */
 	uint64_t start[PV_NVALUES];	/* Start*_thread: Phys* right after its last resumption */
+	uint64_t resumes;		/* its resumptions so far: a read sees one by it */
+	const struct pv_vcpu_area *area;	/* page smp_id of the area: what its reads take */
 	uint32_t mask;			/* bit i: value i counts in a-mode (PV_TSC always) */
-	int smp_id;			/* the VCPU it last resumed on: its page of the area */
+					/* while it counts; 0 after: reads take sum[] */
+	int smp_id;			/* the VCPU it last resumed on */
 };
 
 /* VCPU k's page of the shared area whose first page is at base. */
@@ -66,14 +79,10 @@ static inline const struct pv_vcpu_area *pv_area(const void *base, int k)
 	return (const struct pv_vcpu_area *)((const char *)base + (long)k * PV_PMU_AREA_STRIDE);
 }
 
-static inline const struct pv_counter *pv_counter_of(const struct pv_vcpu_area *a, unsigned i)
+/* 2^width - 1 of value i: what its differences are reduced with (the TSC's: 64 bits). */
+static inline uint64_t pv_wrap_mask(const struct pv_vcpu_area *a, unsigned i)
 {
-	return i == PV_TSC ? &a->tsc : &a->ctr[i];
-}
-
-static inline unsigned pv_width(const struct pv_vcpu_area *a, unsigned i)
-{
-	return i == PV_TSC ? 64 : PV_LOAD(&a->width);
+	return i == PV_TSC ? ~0ull : PV_LOAD(&a->wrap);
 }
 
 /* Phys of value i now: RDTSC, the hypervisor's soft counter, or RDPMC. */
@@ -87,19 +96,20 @@ static inline uint64_t pv_phys(const struct pv_vcpu_area *a, unsigned i,
 	return ops->rdpmc(ops->ctx, PV_LOAD(&a->rdpmc_index[i]));
 }
 
-/* Phys* = Sum_vcpu + (Phys - Start_vcpu), modulo 2^width (seed 003, equation 3). */
+/*
+ * Phys* = Sum_vcpu + (Phys - Start_vcpu), modulo 2^width (seed 003, equation 3): the page's
+ * offset + Phys.
+ */
 static inline uint64_t pv_phys_star(const struct pv_vcpu_area *a, unsigned i, uint64_t phys)
 {
-	const struct pv_counter *c = pv_counter_of(a, i);
-
-	return pv_wrap(PV_LOAD(&c->sum_vcpu) + phys - PV_LOAD(&c->start_vcpu), pv_width(a, i));
+	return (PV_LOAD(&a->offset[i]) + phys) & pv_wrap_mask(a, i);
 }
 
 /* Log = Sum_thread + (Phys* - Start*_thread), a 64-bit count (seed 003, equation 2). */
 static inline uint64_t pv_log(const struct pv_thread_counts *t, const struct pv_vcpu_area *a,
 			      unsigned i, uint64_t phys_star)
 {
-	return PV_LOAD(&t->sum[i]) + pv_wrap(phys_star - PV_LOAD(&t->start[i]), pv_width(a, i));
+	return PV_LOAD(&t->sum[i]) + ((phys_star - PV_LOAD(&t->start[i])) & pv_wrap_mask(a, i));
 }
 
 /* Phys* of the values in mask in one pass; whether the loads fit together, the caller checks. */
@@ -150,7 +160,9 @@ static inline uint64_t pv_thread_resume(struct pv_thread_counts *t, const void *
 	const struct pv_vcpu_area *a = pv_area(areas, smp_id);
 	uint32_t n = PV_LOAD(&a->active.ncounters);
 
+	t->resumes++;
 	t->smp_id = smp_id;
+	t->area = a;
 	t->mask = (((1u << n) - 1) & ~PV_LOAD(&a->active.imode_mask)) | 1u << PV_TSC;
 	return pv_sample(a, t->mask, ops, t->start);
 }
@@ -159,10 +171,9 @@ static inline uint64_t pv_thread_resume(struct pv_thread_counts *t, const void *
  * Guest kernel, switching the thread out: Sum_thread += Phys* - Start*_thread. Both return
  * pv_sample()'s: how far its retries moved the thread's TSC sample.
  */
-static inline uint64_t pv_thread_suspend(struct pv_thread_counts *t, const void *areas,
-					 const struct pv_read_ops *ops)
+static inline uint64_t pv_thread_suspend(struct pv_thread_counts *t, const struct pv_read_ops *ops)
 {
-	const struct pv_vcpu_area *a = pv_area(areas, t->smp_id);
+	const struct pv_vcpu_area *a = t->area;
 	uint64_t star[PV_NVALUES], moved;
 
 	moved = pv_sample(a, t->mask, ops, star);
@@ -174,38 +185,47 @@ static inline uint64_t pv_thread_suspend(struct pv_thread_counts *t, const void 
 	return moved;
 }
 
-/*
- * Log of value i (its Sum/Start c) from Phys (seed 003, equations 2 and 3 at once): Sum_thread
- * + (Sum_vcpu + Phys - Start_vcpu - Start*_thread), the difference modulo 2^width. Differences
- * modulo a power of two may be reduced once at the end: pv_log() of pv_phys_star(), one wrap.
- */
-static inline uint64_t pv_log_of(const struct pv_thread_counts *t, const struct pv_counter *c,
-				 unsigned i, uint64_t phys, unsigned width)
+/* Guest kernel, the thread stopped counting after its last suspension: reads take Sum_thread. */
+static inline void pv_thread_stop(struct pv_thread_counts *t)
 {
-	return PV_LOAD(&t->sum[i]) + pv_wrap(PV_LOAD(&c->sum_vcpu) + phys -
-					     PV_LOAD(&c->start_vcpu) - PV_LOAD(&t->start[i]), width);
+	t->mask = 0;
+}
+
+/*
+ * Log of value i from Phys, given its page's offset and wrap mask (seed 003, equations 2 and 3
+ * at once): Sum_thread + (offset + Phys - Start*_thread) modulo 2^width. Differences modulo a
+ * power of two may be reduced once at the end: pv_log() of pv_phys_star(), one AND.
+ */
+static inline uint64_t pv_log_of(const struct pv_thread_counts *t, uint64_t offset, unsigned i,
+				 uint64_t phys, uint64_t wrap)
+{
+	return t->sum[i] + ((offset + phys - t->start[i]) & wrap);
 }
 
 /*
  * What a reader checks around its loads (seed 003, 4.2.3): read again if meanwhile the guest
- * kernel moved the thread to another VCPU (smp_id), switched it out and in (Start*_thread of the
- * TSC), or the hypervisor resumed its VCPU or took a RESUME on it (tsc.start_vcpu). Each catches
- * what the others miss: a thread moved away leaves its old VCPU's page alone, a RESUME skipped
- * changes no page, and Start*_thread is the same small number after any two RESUMEs that took
+ * kernel resumed the thread (resumes: it moved it to another VCPU, or switched it out and in) or
+ * the hypervisor resumed its VCPU or took a RESUME on it (tsc.start_vcpu of the page it read).
+ * Each catches what the other misses: a switch with RESUME skipped, or a move away, changes no
+ * page the reader reads; a deschedule changes no thread field. The seed's reader checks smp_id
+ * and Start*_thread of the TSC where this one checks resumes, which misses nothing they catch:
+ * only pv_thread_resume() writes them (with area, start[] and mask; sum[] changes at a
+ * suspension, which a resumption follows before the thread runs again), and it counts resumes
+ * up. It catches more: a 64-bit count never comes back to a value, while smp_id does after a
+ * move away and back, and Start*_thread is the same small number after two RESUMEs that took
  * as long.
  */
 struct pv_read_snap {
-	int id;
-	uint64_t start, vcpu_start;
+	uint64_t resumes, vcpu_start;
 	const struct pv_vcpu_area *a;
 };
 
-static inline void pv_snap_take(struct pv_read_snap *s, const struct pv_thread_counts *t,
-				const void *areas)
+static inline void pv_snap_take(struct pv_read_snap *s, const struct pv_thread_counts *t)
 {
-	s->id = PV_LOAD(&t->smp_id);
-	s->start = PV_LOAD(&t->start[PV_TSC]);
-	s->a = pv_area(areas, s->id);
+	s->resumes = t->resumes;
+	/* resumes first: area from after a resumption it missed would pass the page's check. */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	s->a = t->area;
 	s->vcpu_start = PV_LOAD(&s->a->tsc.start_vcpu);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 }
@@ -213,59 +233,69 @@ static inline void pv_snap_take(struct pv_read_snap *s, const struct pv_thread_c
 static inline int pv_snap_changed(const struct pv_read_snap *s, const struct pv_thread_counts *t)
 {
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return PV_LOAD(&t->smp_id) != s->id || PV_LOAD(&t->start[PV_TSC]) != s->start ||
+	return t->resumes != s->resumes ||
 	       PV_LOAD(&s->a->tsc.start_vcpu) != s->vcpu_start;
 }
 
 /*
- * The thread itself, in user mode, with no VM exit: log[i] = its count of value i so far (0 for
- * values it does not count in a-mode), all from one stretch (pv_read_snap). The generic read,
- * for the guest kernel and for readers of several values.
+ * The thread itself, in user mode, with no VM exit: log[i] = its count of value i so far, the
+ * a-mode counters and the TSC from one stretch (pv_read_snap), 0 for the other counters. Once
+ * it stopped counting (mask 0): its counts at the stop, Sum_thread (0 for values it did not
+ * count). mask changes only by the thread's own system calls (each resumption of one control
+ * sets the same): it is loaded once, outside the retry. The generic read, for several values.
  */
-static inline void pv_read(const struct pv_thread_counts *t, const void *areas,
-			   const struct pv_read_ops *ops, uint64_t log[PV_NVALUES])
+static inline void pv_read(const struct pv_thread_counts *t, const struct pv_read_ops *ops,
+			   uint64_t log[PV_NVALUES])
 {
+	uint32_t mask = t->mask;
 	struct pv_read_snap s;
-	uint32_t mask, m;
-	unsigned width;
-	int soft;
 
+	if (!mask) {
+		for (unsigned i = 0; i < PV_NVALUES; i++)
+			log[i] = t->sum[i];
+		return;
+	}
+	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
+		log[i] = 0;
 	do {
-		pv_snap_take(&s, t, areas);
-		mask = PV_LOAD(&t->mask);
+		uint64_t wrap;
+		int soft;
+
+		pv_snap_take(&s, t);
 		/* What is the same for every counter is loaded once per attempt. */
-		width = PV_LOAD(&s.a->width);
+		wrap = PV_LOAD(&s.a->wrap);
 		soft = PV_LOAD(&s.a->flags) & PV_FLAG_SOFT_PHYS;
-		for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
-			log[i] = 0;
-		for (m = mask & ((1u << PV_PMU_COUNTERS) - 1); m; m &= m - 1) {
+		for (uint32_t m = mask & ((1u << PV_PMU_COUNTERS) - 1); m; m &= m - 1) {
 			unsigned i = __builtin_ctz(m);
 			uint64_t phys = soft ? PV_LOAD(&s.a->soft_phys[i]) :
 				ops->rdpmc(ops->ctx, PV_LOAD(&s.a->rdpmc_index[i]));
 
-			log[i] = pv_log_of(t, &s.a->ctr[i], i, phys, width);
+			log[i] = pv_log_of(t, PV_LOAD(&s.a->offset[i]), i, phys, wrap);
 		}
-		log[PV_TSC] = mask >> PV_TSC & 1 ?
-			pv_log_of(t, &s.a->tsc, PV_TSC, ops->rdtsc(ops->ctx), 64) : 0;
+		/* Counting, the TSC always counts (pv_thread_resume). */
+		log[PV_TSC] = pv_log_of(t, PV_LOAD(&s.a->offset[PV_TSC]), PV_TSC,
+					ops->rdtsc(ops->ctx), ~0ull);
 	} while (pv_snap_changed(&s, t));
 }
 
 /*
  * The seed's common case: the thread's count of one value i (a counter, or PV_TSC) inline,
- * with the same retry as pv_read(). Given ops the compiler can see (a static const, as the
- * guest library's), RDPMC and RDTSC inline too: no indirect call, no loop over values.
+ * as pv_read() gives it, with the same retry. Given ops the compiler can see (a static const,
+ * as the guest library's), RDPMC and RDTSC inline too: no indirect call, no loop over values.
+ * A value it does not count in a-mode is its Sum_thread: 0, or its count at the stop.
  */
-static inline uint64_t pv_read_one(const struct pv_thread_counts *t, const void *areas,
-				   unsigned i, const struct pv_read_ops *ops)
+static inline uint64_t pv_read_one(const struct pv_thread_counts *t, unsigned i,
+				   const struct pv_read_ops *ops)
 {
 	struct pv_read_snap s;
 	uint64_t log;
 
+	if (!(t->mask >> i & 1))
+		return t->sum[i];
 	do {
-		pv_snap_take(&s, t, areas);
-		log = PV_LOAD(&t->mask) >> i & 1 ?
-			pv_log_of(t, pv_counter_of(s.a, i), i, pv_phys(s.a, i, ops), pv_width(s.a, i)) :
-			0;
+		pv_snap_take(&s, t);
+		log = pv_log_of(t, PV_LOAD(&s.a->offset[i]), i, pv_phys(s.a, i, ops),
+				pv_wrap_mask(s.a, i));
 	} while (pv_snap_changed(&s, t));
 	return log;
 }

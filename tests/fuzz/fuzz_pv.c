@@ -263,7 +263,8 @@ static void check_area(const struct pv_vcpu_area *a, unsigned k)
 	uint64_t pending;
 
 	FZ_CHECK(a->version == PV_PMU_VERSION && a->size == sizeof(*a) && a->vcpu_id == k &&
-		 a->flags == (hw_phys ? 0 : PV_FLAG_SOFT_PHYS) && a->width == phys_width,
+		 a->flags == (hw_phys ? 0 : PV_FLAG_SOFT_PHYS) && a->width == phys_width &&
+		 a->wrap == pv_wrap(~0ull, phys_width),
 		 "VCPU %u page header", k);
 	FZ_CHECK(valid(&pd.pv.ctl[k]) && !memcmp(&a->active, &pd.pv.ctl[k], sizeof(a->active)),
 		 "VCPU %u control: %u counters, i-mode 0x%x", k, a->active.ncounters,

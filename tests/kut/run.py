@@ -12,6 +12,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SKIP_TABLE = os.path.join(HERE, "skip.cfg")
+SLOW_TABLE = os.path.join(HERE, "slow.cfg")
 # kvm-unit-tests' lib/report.c: report_summary() returns 0, 1, or 77 >> 1 when all skipped.
 EXIT_PASS, EXIT_FAIL, EXIT_SKIP = 0, 1, 77 >> 1
 # QEMU's -m default, which kvm-unit-tests' x86 entries are written for; perfvisor's
@@ -75,6 +76,20 @@ def skip_reason(entry, table):
         if fnmatch.fnmatchcase(entry["name"], pattern):
             return reason
     return None
+
+
+def read_slow_table(path):
+    """(pattern, seconds, reason) of the entries that need a longer limit under Bochs."""
+    return [(pattern, int(rest.split(None, 1)[0]), rest.split(None, 1)[1])
+            for pattern, rest in read_skip_table(path)]
+
+
+def entry_timeout(entry, slow, default):
+    """The larger of the default and the slow table's seconds for the entry."""
+    for pattern, seconds, _ in slow:
+        if fnmatch.fnmatchcase(entry["name"], pattern):
+            return max(default, seconds)
+    return default
 
 
 def guest_mem_mib(entry):
@@ -165,7 +180,7 @@ def selected(entry, names, groups):
     return "nodefault" not in eg
 
 
-def run_entry(entry, kut, args, logdir):
+def run_entry(entry, kut, args, logdir, timeout):
     flat = os.path.join(kut, "x86", entry["file"])
     if not os.path.isfile(flat):
         return "SKIP", None, f"{entry['file']} is not built in {kut}/x86", 0.0
@@ -183,7 +198,7 @@ def run_entry(entry, kut, args, logdir):
         f.write(f"module {env} data={ENV_DATA}\n")
     start = time.monotonic()
     cmd = ["scripts/run-emu.sh", "--emu", args.emu, "--cpus", str(vcpus),
-           "--mem", str(mem + EMU_MEM_EXTRA_MIB), "--timeout", str(args.timeout),
+           "--mem", str(mem + EMU_MEM_EXTRA_MIB), "--timeout", str(timeout),
            "--log", logdir, "--quiet"]
     if args.emu == "bochs":
         iso = os.path.join(logdir, "kut.iso")
@@ -199,7 +214,7 @@ def run_entry(entry, kut, args, logdir):
         out.flush()
         # The emulator's own limit plus a margin for ISO and start-up.
         status = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT,
-                                timeout=args.timeout + 120, check=False).returncode
+                                timeout=timeout + 120, check=False).returncode
     minutes = (time.monotonic() - start) / 60
     try:
         with open(os.path.join(logdir, "serial.txt"), encoding="utf-8", errors="replace") as f:
@@ -225,6 +240,7 @@ def main():
     names = args.tests.replace(",", " ").split()
     groups = args.groups.replace(",", " ").split()
     table = read_skip_table(SKIP_TABLE)
+    slow = read_slow_table(SLOW_TABLE)
     entries = [e for e in parse_unittests(cfg) if "file" in e and selected(e, names, groups)]
     head = subprocess.run(["git", "-C", args.kut, "rev-parse", "HEAD"], capture_output=True,
                           text=True, check=False).stdout.strip() or "unknown commit"
@@ -236,10 +252,11 @@ def main():
         if why:
             outcome, checks, detail, minutes = "SKIP", None, why, 0.0
         else:
+            timeout = entry_timeout(entry, slow, args.timeout)
             print(f"# [{n}/{len(entries)}] {entry['name']}: {entry['file']} "
-                  f"smp {entry.get('smp', '1')} ...", flush=True)
+                  f"smp {entry.get('smp', '1')}, up to {timeout} s ...", flush=True)
             outcome, checks, detail, minutes = run_entry(
-                entry, args.kut, args, os.path.join(args.logs, entry["name"]))
+                entry, args.kut, args, os.path.join(args.logs, entry["name"]), timeout)
         counts[outcome] = counts.get(outcome, 0) + 1
         what = f"{entry['name']}: {outcome}"
         if checks is not None:

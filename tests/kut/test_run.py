@@ -71,6 +71,13 @@ def main():
          == "module /k/x86/a.flat name=kut vcpus=2 mem=128M testdev initrd=kutenv -- "
             "x86/a.flat x y\n"),
         ("the environment says TEST_DEVICE=0", run.env_text() == "TEST_DEVICE=0\n"),
+        ("the slow table lengthens the CR0.WP toggles' limit, never shortens one",
+         run.entry_timeout({"name": "vmexit_cr0_wp"}, run.read_slow_table(run.SLOW_TABLE), 300)
+         > 300
+         and run.entry_timeout({"name": "vmexit_cr0_wp"}, [("vmexit_cr0_wp", 60, "")], 300)
+         == 300
+         and run.entry_timeout({"name": "msr"}, run.read_slow_table(run.SLOW_TABLE), 300)
+         == 300),
         ("-x2apic in qemu_params: x2apic=off",
          run.cpu_options({"qemu_params": "-cpu qemu64,-x2apic,+tsc-deadline"}) == " x2apic=off"
          and run.cpu_options({"qemu_params": "-cpu qemu64,+x2apic,+tsc-deadline"}) == ""

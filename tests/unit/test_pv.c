@@ -235,9 +235,10 @@ static void thread_in(struct vcpu *v, struct pv_thread_counts *t, const struct p
 	pv_thread_resume(t, areas(v->d), (int)v->pmu.id, &kops);
 }
 
-static uint64_t thread_out(struct vcpu *v, struct pv_thread_counts *t)
+/* The guest kernel switches t out of the VCPU it last resumed it on. */
+static uint64_t thread_out(struct pv_thread_counts *t)
 {
-	return pv_thread_suspend(t, areas(v->d), &kops);
+	return pv_thread_suspend(t, &kops);
 }
 
 /* The hypervisor moves v to PCPU pcpu (inter-domain switch out, then in). */
@@ -260,9 +261,9 @@ static struct vcpu *other_dom(void)
 }
 
 /* The running thread t reads its instructions, branches and TSC ticks: are they these? */
-__attribute__((format(printf, 6, 7)))
-static void check_read(const struct test_dom *d, const struct pv_thread_counts *t, uint64_t insns,
-		       uint64_t branches, uint64_t ticks, const char *fmt, ...)
+__attribute__((format(printf, 5, 6)))
+static void check_read(const struct pv_thread_counts *t, uint64_t insns, uint64_t branches,
+		       uint64_t ticks, const char *fmt, ...)
 {
 	uint64_t log[PV_NVALUES];
 	char what[160];
@@ -271,7 +272,7 @@ static void check_read(const struct test_dom *d, const struct pv_thread_counts *
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	pv_read(t, areas(d), &uops, log);
+	pv_read(t, &uops, log);
 	check(log[0] == insns && log[1] == branches && log[PV_TSC] == ticks,
 	      "%s (read %llu %llu %llu)", what, (unsigned long long)log[0],
 	      (unsigned long long)log[1], (unsigned long long)log[PV_TSC]);
@@ -293,6 +294,13 @@ static void test_wrap_sext(void)
 	      "a difference across bit 47 is right modulo 2^48, not from sign-extended ends");
 }
 
+/* The hypervisor's Sum/Start_vcpu of counter i, and the offset readers take them by. */
+static void set_ctr(struct pv_vcpu_area *page, unsigned i, uint64_t sum, uint64_t start)
+{
+	page->ctr[i] = (struct pv_counter){ sum, start };
+	page->offset[i] = sum - start;
+}
+
 /*
  * RDPMC counters of 40 and 48 bits (no pv.c: the test plays the hypervisor's Sum/Start by
  * numbers). The counter and Phys* both start at `first`, below 2^width or below 2^(width-1),
@@ -308,6 +316,7 @@ static void test_read_rdpmc(unsigned width, uint64_t first)
 
 	memset(&page, 0, sizeof(page));
 	page.width = width;
+	page.wrap = mask;
 	page.active.ncounters = 1;
 	page.rdpmc_index[0] = 2;	/* the thread's counter 0 is hardware counter 2 */
 	/*
@@ -315,39 +324,76 @@ static void test_read_rdpmc(unsigned width, uint64_t first)
 	 * before the guest kernel samples Start*_thread.
 	 */
 	pmc[2] = first;
-	page.ctr[0] = (struct pv_counter){ first, pmc[2] };
+	set_ctr(&page, 0, first, pmc[2]);
 	pmc[2] = (pmc[2] + 30) & mask;
 	pv_thread_resume(&t, &page, 0, &ops);
 	pmc[2] = (pmc[2] + 500) & mask;
-	pv_read(&t, &page, &ops, log);
+	pv_read(&t, &ops, log);
 	check(log[0] == 500, "%u bits from %#llx: 500 events across the wrap (%llu)", width,
 	      (unsigned long long)first, (unsigned long long)log[0]);
 	/*
 	 * Descheduled: Sum_vcpu += 530 (maybe past 2^width: the hypervisor does not reduce it);
 	 * others count 2^(width-1) + 77; resumed there.
 	 */
-	page.ctr[0].sum_vcpu += 530;
 	pmc[2] = (pmc[2] + (1ull << (width - 1)) + 77) & mask;
-	page.ctr[0].start_vcpu = pmc[2];
+	set_ctr(&page, 0, page.ctr[0].sum_vcpu + 530, pmc[2]);
 	pmc[2] = (pmc[2] + 250) & mask;
-	pv_read(&t, &page, &ops, log);
+	pv_read(&t, &ops, log);
 	check(log[0] == 750, "%u bits from %#llx: 750 after a deschedule (%llu)", width,
 	      (unsigned long long)first, (unsigned long long)log[0]);
 	/* Switched out by the guest, then in again after a RESUME (Sum_vcpu = 0). */
-	pv_thread_suspend(&t, &page, &ops);
+	pv_thread_suspend(&t, &ops);
 	pmc[2] = (pmc[2] + mask - 5) & mask;
-	page.ctr[0] = (struct pv_counter){ 0, pmc[2] };
+	set_ctr(&page, 0, 0, pmc[2]);
 	pv_thread_resume(&t, &page, 0, &ops);
 	pmc[2] = (pmc[2] + 1000) & mask;
-	pv_read(&t, &page, &ops, log);
+	pv_read(&t, &ops, log);
 	check(t.sum[0] == 750 && log[0] == 1750 && cpu.rdpmc_calls == 6,
 	      "%u bits from %#llx: 1750 after a suspension, read by RDPMC of counter 2 (%llu)",
 	      width, (unsigned long long)first, (unsigned long long)log[0]);
 	/* The one-value read sees the same count, with one RDPMC; 0 for a counter not in a-mode. */
-	check(pv_read_one(&t, &page, 0, &ops) == 1750 && cpu.rdpmc_calls == 7 &&
-	      pv_read_one(&t, &page, 1, &ops) == 0 && cpu.rdpmc_calls == 7,
+	check(pv_read_one(&t, 0, &ops) == 1750 && cpu.rdpmc_calls == 7 &&
+	      pv_read_one(&t, 1, &ops) == 0 && cpu.rdpmc_calls == 7,
 	      "%u bits from %#llx: pv_read_one() of counter 0 reads 1750 with one RDPMC", width,
 	      (unsigned long long)first);
+	/* Stopped after a last suspension: the counts stand, whatever the counter does. */
+	pmc[2] = (pmc[2] + 20) & mask;
+	pv_thread_suspend(&t, &ops);
+	pv_thread_stop(&t);
+	pmc[2] = (pmc[2] + 300) & mask;
+	pv_read(&t, &ops, log);
+	check(log[0] == 1770 && log[1] == 0 && log[PV_TSC] == t.sum[PV_TSC] &&
+	      pv_read_one(&t, 0, &ops) == 1770 && pv_read_one(&t, 1, &ops) == 0 &&
+	      cpu.rdpmc_calls == 8, "%u bits from %#llx: stopped at 1770, read with no RDPMC",
+	      width, (unsigned long long)first);
+}
+
+/* A thread that never counted reads zeros, without a page (its area is still NULL). */
+static void test_read_never_counted(void)
+{
+	struct guest_cpu cpu = { 0 };
+	const struct pv_read_ops ops = { g_rdpmc, g_rdtsc, &cpu };
+	struct pv_thread_counts t = { 0 };
+	uint64_t log[PV_NVALUES] = { 1, 1, 1, 1, 1 };
+
+	pv_read(&t, &ops, log);
+	check(!log[0] && !log[1] && !log[2] && !log[3] && !log[PV_TSC] &&
+	      !pv_read_one(&t, PV_TSC, &ops) && !cpu.rdtsc_calls && !cpu.rdpmc_calls,
+	      "never counted: zeros, no RDTSC or RDPMC");
+}
+
+/*
+ * What readers take from the page: offset = Sum_vcpu - Start_vcpu of the TSC and of each
+ * counter the active control has in a-mode, and the wrap of 48-bit soft counters.
+ */
+static bool offsets_agree(const struct pv_vcpu_area *a)
+{
+	uint32_t amode = ((1u << a->active.ncounters) - 1) & ~a->active.imode_mask;
+
+	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
+		if (amode >> i & 1 && a->offset[i] != a->ctr[i].sum_vcpu - a->ctr[i].start_vcpu)
+			return false;
+	return a->offset[PV_TSC] == a->tsc.sum_vcpu - a->tsc.start_vcpu && a->wrap == TOP - 1;
 }
 
 /*
@@ -376,13 +422,13 @@ static void test_scenario(const char *what, uint64_t base, uint64_t tsc, unsigne
 	thread_in(v, &t0, &ctl_ab, 9);
 	run(v, 100);
 	/* T0 */
-	thread_out(v, &t0);
+	thread_out(&t0);
 	thread_in(v, &t1, &ctl_ab, 9);
 	run(v, 1000);
-	thread_out(v, &t1);
+	thread_out(&t1);
 	/* T1 */
 	thread_in(v, &t0, &ctl_ab, 9);
-	check_read(&dom0, &t0, 100, 25, 300, "%s: T1: thread 0 has its first segment", what);
+	check_read(&t0, 100, 25, 300, "%s: T1: thread 0 has its first segment", what);
 	run(v, 200);
 	/* T2 */
 	pv_switch_out(v);
@@ -392,9 +438,10 @@ static void test_scenario(const char *what, uint64_t base, uint64_t tsc, unsigne
 	/* T3 */
 	v->pcpu = to;
 	pv_switch_in(v);
+	check(offsets_agree(area(v)), "%s: T3: the page's offsets follow Sum/Start_vcpu", what);
 	run(v, 300);
 	/* T4 */
-	check_read(&dom0, &t0, 600, 150, 600 * TICKS, "%s: T4: thread 0 counts its 3 segments",
+	check_read(&t0, 600, 150, 600 * TICKS, "%s: T4: thread 0 counts its 3 segments",
 		   what);
 	check(t1.sum[0] == 1000 && t1.sum[1] == 250 && t1.sum[PV_TSC] == 1000 * TICKS,
 	      "%s: thread 1 kept its own 1000", what);
@@ -405,7 +452,7 @@ static void test_scenario(const char *what, uint64_t base, uint64_t tsc, unsigne
 	pv_switch_out(v);
 	pv_switch_in(w);
 	run(w, 7);
-	check_read(&dom1, &u, 5057, 1263, 5057 * TICKS, "%s: domain 1's thread counts its own",
+	check_read(&u, 5057, 1263, 5057 * TICKS, "%s: domain 1's thread counts its own",
 		   what);
 	check(ucpu.rdpmc_calls == 0 && ucpu.rdtsc_calls == 3,
 	      "%s: soft counters read from the page, each read in one pass", what);
@@ -429,9 +476,10 @@ static void test_compensation(void)
 	      area(v)->ctr[0].start_vcpu == dom0.pd.pv.soft_phys[0][0] &&
 	      area(v)->soft_phys[0] == dom0.pd.pv.soft_phys[0][0] && area(v)->tsc.sum_vcpu == 0 &&
 	      area(v)->tsc.start_vcpu == now && area(v)->resumes == 2 &&
-	      area(v)->active_seq == 1 && v->reprogrammed == 1,
-	      "RESUME again: Sum_vcpu = 0, Start_vcpu = Phys (published), active_seq unchanged, "
-	      "the same programming kept");
+	      area(v)->active_seq == 1 && v->reprogrammed == 1 && offsets_agree(area(v)) &&
+	      area(v)->offset[0] == -area(v)->ctr[0].start_vcpu,
+	      "RESUME again: Sum_vcpu = 0, Start_vcpu = Phys (published, offset -Phys), "
+	      "active_seq unchanged, the same programming kept");
 	/* The call's way back is descheduled half-way and moved to PCPU 0, where others ran. */
 	run(v, 5);
 	pv_switch_out(v);
@@ -443,7 +491,7 @@ static void test_compensation(void)
 	run(v, 6);
 	pv_thread_resume(&t, areas(&dom0), 0, &kops);
 	run(v, 100);
-	check_read(&dom0, &t, 100, 25, 300, "events of RESUME before Start*_thread are excluded");
+	check_read(&t, 100, 25, 300, "events of RESUME before Start*_thread are excluded");
 }
 
 /*
@@ -462,19 +510,19 @@ static void test_long_run(uint64_t big)
 	thread_in(v, &a, &ctl_ab, 0);
 	run(v, big);
 	move(v, 1);		/* big goes into Sum_vcpu: Phys* wraps where no counter does */
-	thread_out(v, &a);
+	thread_out(&a);
 	thread_in(v, &b, NULL, 0);
 	run(v, 200);
 	star = pv_phys_star(area(v), 0, area(v)->soft_phys[0]);
 	check(star == ((big + 200) & (TOP - 1)) && hc(v, HC_PMU_READ, 0, 0) == (int64_t)star,
 	      "%#llx events after RESUME: Phys* %#llx, as HC_PMU_READ", (unsigned long long)big,
 	      (unsigned long long)star);
-	check_read(&dom0, &b, 200, 50, 200 * TICKS, "%#llx events after RESUME: B counts its 200",
+	check_read(&b, 200, 50, 200 * TICKS, "%#llx events after RESUME: B counts its 200",
 		   (unsigned long long)big);
-	thread_out(v, &b);
+	thread_out(&b);
 	thread_in(v, &a, NULL, 0);
 	run(v, 8);
-	check_read(&dom0, &a, big + 8, big / 4 + 2, (big + 8) * TICKS,
+	check_read(&a, big + 8, big / 4 + 2, (big + 8) * TICKS,
 		   "%#llx events after RESUME: A counts them all", (unsigned long long)big);
 }
 
@@ -489,19 +537,19 @@ static void test_skipped_resume(void)
 	hc_setup(v);
 	thread_in(v, &a, &ctl_ab, 3);
 	run(v, 100);
-	thread_out(v, &a);
+	thread_out(&a);
 	thread_in(v, &b, NULL, 0);
 	run(v, 400);
 	move(v, 1);		/* Sum_vcpu is not 0 at the next skipped resume */
 	run(v, 320);
-	thread_out(v, &b);
+	thread_out(&b);
 	thread_in(v, &a, NULL, 0);
 	run(v, 8);
-	check_read(&dom0, &a, 108, 27, 108 * TICKS, "skipped RESUME: thread A counts its own");
-	thread_out(v, &a);
+	check_read(&a, 108, 27, 108 * TICKS, "skipped RESUME: thread A counts its own");
+	thread_out(&a);
 	thread_in(v, &b, NULL, 0);
 	run(v, 4);
-	check_read(&dom0, &b, 724, 181, 724 * TICKS, "skipped RESUME: thread B counts its own");
+	check_read(&b, 724, 181, 724 * TICKS, "skipped RESUME: thread B counts its own");
 }
 
 /* Scripts for the middle of a read, right after its RDTSC. */
@@ -525,10 +573,10 @@ static void other_thread(void)
 {
 	struct vcpu *v = &dom0.vcpu[0];
 
-	thread_out(v, script_t);
+	thread_out(script_t);
 	thread_in(v, &script_u, NULL, 0);
 	run(v, 50);
-	thread_out(v, &script_u);
+	thread_out(&script_u);
 	thread_in(v, script_t, NULL, 0);
 }
 
@@ -537,17 +585,17 @@ static void other_thread_resumed(void)
 {
 	struct vcpu *v = &dom0.vcpu[0];
 
-	thread_out(v, script_t);
+	thread_out(script_t);
 	thread_in(v, &script_u, &ctl_ab, 0);
 	run(v, 50);
-	thread_out(v, &script_u);
+	thread_out(&script_u);
 	thread_in(v, script_t, &ctl_ab, 0);
 }
 
 /* The guest kernel moves the thread from VCPU 0 to VCPU 1, which RESUMEs it. */
 static void to_vcpu1(void)
 {
-	thread_out(&dom0.vcpu[0], script_t);
+	thread_out(script_t);
 	thread_in(&dom0.vcpu[1], script_t, &ctl_ab, 0);
 }
 
@@ -568,7 +616,7 @@ static void test_retry(const char *what, void (*then)(void), unsigned nvcpus)
 	script_t = &t;
 	memset(&script_u, 0, sizeof(script_u));
 	ucpu.after_rdtsc = then;
-	check_read(&dom0, &t, 600, 150, 600 * TICKS, "%s in the middle of a read: right", what);
+	check_read(&t, 600, 150, 600 * TICKS, "%s in the middle of a read: right", what);
 	check(ucpu.rdtsc_calls == 2, "%s: the first pass was thrown away (%u passes)", what,
 	      ucpu.rdtsc_calls);
 }
@@ -590,7 +638,7 @@ static void test_kernel_retry(void)
 	/* The second RDTSC is the pass's own: the first one times the passes. */
 	kcpu.rdtsc_skip = 1;
 	kcpu.after_rdtsc = deschedule_and_move;
-	moved = thread_out(v, &t);
+	moved = thread_out(&t);
 	check(t.sum[0] == 200 && t.sum[1] == 50 && t.sum[PV_TSC] == 200 * TICKS &&
 	      kcpu.rdtsc_calls == 4, "suspension descheduled half-way: Sum_thread exact");
 	/* deschedule_and_move ran the other domain for 500 (this clock does not stop for it). */
@@ -598,7 +646,7 @@ static void test_kernel_retry(void)
 	      (unsigned long long)moved);
 	thread_in(v, &u, NULL, 0);
 	run(v, 10);
-	check(thread_out(v, &u) == 0, "a sample that held at once moved nothing");
+	check(thread_out(&u) == 0, "a sample that held at once moved nothing");
 }
 
 /* i-mode: counter 1 (branches) interrupts, counter 0 (instructions) stays a-mode. */
@@ -634,7 +682,7 @@ static void test_imode(void)
 	      area(v)->overflows == 1 && v->raised == 0xE0 && !v->pmis && !(p->global_status & 2),
 	      "the 10th overflows: re-armed to ireset, counter 1's count 1 pending, the vector");
 	check(dom0.pd.pv.soft_phys[0][1] == 0, "the i-mode counter is not counted as an a-mode one");
-	check_read(&dom0, &t, 40, 0, 40 * TICKS, "a-mode counter 0 counts on beside it");
+	check_read(&t, 40, 0, 40 * TICKS, "a-mode counter 0 counts on beside it");
 	run(v, 8);
 	check(hc(v, HC_PMU_ISUSPEND, SAVE_GPA, 0) == 1 << PV_PENDING_BITS,
 	      "ISUSPEND returns the pending count");
@@ -732,6 +780,7 @@ static void test_bad_calls(void)
 	      hc(v, HC_PMU_SETUP, 1ull << 40, 2) == -PV_EINVAL, "SETUP outside RAM: -EINVAL");
 	check(hc_setup(v) == 0 && area(v)->version == PV_PMU_VERSION &&
 	      area(v)->size == sizeof(struct pv_vcpu_area) && area(v)->width == 48 &&
+	      area(v)->wrap == TOP - 1 && area(&dom0.vcpu[1])->wrap == TOP - 1 &&
 	      area(v)->flags == PV_FLAG_SOFT_PHYS && area(&dom0.vcpu[1])->vcpu_id == 1 &&
 	      area(&dom0.vcpu[1])->rdpmc_index[3] == 3, "SETUP fills every VCPU's page");
 	check(hc_setup(v) == -PV_EINVAL, "SETUP twice: -EINVAL");
@@ -788,6 +837,7 @@ static void test_no_leak(void)
 int main(void)
 {
 	test_wrap_sext();
+	test_read_never_counted();
 	for (unsigned width = 40; width <= 48; width += 8) {
 		test_read_rdpmc(width, (1ull << width) - 100);
 		test_read_rdpmc(width, (1ull << (width - 1)) - 100);

@@ -121,7 +121,7 @@ static void thread_out(struct vcpu *v, struct pv_thread_counts *t)
 {
 	struct pv_read_ops ops = ops_of(v);
 
-	pv_thread_suspend(t, area(v), &ops);
+	pv_thread_suspend(t, &ops);
 }
 
 /* The running thread t of v reads its instructions, branches and TSC ticks: are they these? */
@@ -137,7 +137,7 @@ static void check_read(struct vcpu *v, const struct pv_thread_counts *t, uint64_
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	pv_read(t, area(v), &ops, log);
+	pv_read(t, &ops, log);
 	check(log[0] == insns && log[1] == branches && log[PV_TSC] == ticks,
 	      "%s (read %llu %llu %llu)", what, (unsigned long long)log[0],
 	      (unsigned long long)log[1], (unsigned long long)log[PV_TSC]);
@@ -174,8 +174,9 @@ static void test_scenario(unsigned width, uint64_t bound)
 	/* Domain 1 ran first with its own thread. */
 	load(w);
 	check(hc(w, HC_PMU_SETUP, AREA_GPA, 1) == 0 && area(w)->flags == 0 &&
-	      area(w)->width == width && area(w)->rdpmc_index[1] == 1,
-	      "%u bits: SETUP: counters read by RDPMC, %u bits wide", width, width);
+	      area(w)->width == width && area(w)->wrap == mask && area(w)->rdpmc_index[1] == 1,
+	      "%u bits: SETUP: counters read by RDPMC, %u bits wide (wrap %#llx)", width, width,
+	      (unsigned long long)area(w)->wrap);
 	thread_in(w, &u, &ctl_ab, 9);
 	grun(w, 50);
 	unload(w);
@@ -218,6 +219,10 @@ static void test_scenario(unsigned width, uint64_t bound)
 	star = pv_phys_star(area(v), 0, model.pmc[0]);
 	check(hc(v, HC_PMU_READ, 0, 0) == (int64_t)((star + 1) & mask),
 	      "%u bits from %#llx: HC_PMU_READ gives Phys* (and its own VMCALL)", width,
+	      (unsigned long long)base);
+	/* The emulated VMCALL went into Sum_vcpu, not the register: the readers' offset too. */
+	check(pv_phys_star(area(v), 0, model.pmc[0]) == ((star + 1) & mask),
+	      "%u bits from %#llx: the page's Phys* counts that VMCALL", width,
 	      (unsigned long long)base);
 	/* Domain 1 back: its thread counts only its own events. */
 	unload(v);
@@ -452,7 +457,7 @@ static void test_accounting(void)
 		hv_work(v, 50, 0, 50);
 		pmu_retired(v, NULL, 3);
 		grun(v, 100);
-		pv_read(&t, area(v), &ops, log);
+		pv_read(&t, &ops, log);
 		check(log[0] == modes[m].insns, "acct=%s: a-mode instructions %llu (want %llu)",
 		      modes[m].name, (unsigned long long)log[0],
 		      (unsigned long long)modes[m].insns);
