@@ -567,10 +567,11 @@ void dom_uart_io(struct vcpu *v, unsigned off, bool write, unsigned size, uint32
 	spin_unlock(&d->uart_lock);
 }
 
-void dom_uart_put(struct domain *d, uint8_t c)
+void dom_uart_write(struct domain *d, const char *buf, uint64_t len)
 {
 	spin_lock(&d->uart_lock);
-	vuart_put(&d->uart, c);
+	for (uint64_t i = 0; i < len; i++)
+		vuart_put(&d->uart, (uint8_t)buf[i]);
 	spin_unlock(&d->uart_lock);
 }
 

@@ -96,8 +96,11 @@ void dom_kill(struct domain *d, struct vcpu *v, const char *fmt, ...)
 /* COM1 of the domain, shared by its VCPUs. */
 /* A guest access to COM1 by v; a change of its IRQ pin goes to the domain's I/O APIC. */
 void dom_uart_io(struct vcpu *v, unsigned off, bool write, unsigned size, uint32_t *val);
-/* A byte for COM1's output from elsewhere than its THR (port 0xE9, the console hypercall). */
-void dom_uart_put(struct domain *d, uint8_t c);
+/*
+ * Bytes for COM1's output from elsewhere than its THR (port 0xE9, the console hypercall), all
+ * at once: a kill on another PCPU flushes the line before or after them, never inside.
+ */
+void dom_uart_write(struct domain *d, const char *buf, uint64_t len);
 void dom_uart_flush(struct domain *d);
 /* An ended domain's VCPU left its last PCPU: keep its statistics, release the domain with the last. */
 void dom_vcpu_gone(struct vcpu *v);

@@ -55,7 +55,7 @@ static void port_access(struct vcpu *v, uint16_t port, bool in, unsigned size, u
 			shutdown_byte(d, (uint8_t)(*val >> (8 * i)));
 	} else if (port == PORT_E9 && !in) {
 		/* The debug console: the same line buffer as COM1's transmitter. */
-		dom_uart_put(d, *val & 0xFF);
+		dom_uart_write(d, &(char){ (char)(*val & 0xFF) }, 1);
 	} else if (d->cfg.testdev && testdev_claims(port)) {
 		testdev_io(&d->testdev, port, !in, size, val);
 	} else if (port >= PORT_IRQ_LINES && port < PORT_IRQ_LINES + VIOAPIC_PINS && !in) {

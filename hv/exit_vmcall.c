@@ -17,8 +17,7 @@ static int64_t hc_console_write(struct vcpu *v, uint64_t buf, uint64_t len)
 
 		if (guest_read(v, chunk, buf + done, n, GPT_READ, &res) != GPT_OK)
 			return -PV_EFAULT;
-		for (uint64_t i = 0; i < n; i++)
-			dom_uart_put(v->dom, (uint8_t)chunk[i]);
+		dom_uart_write(v->dom, chunk, n);
 		done += n;
 	}
 	return (int64_t)len;
@@ -39,13 +38,30 @@ static bool hc_read_only(struct vcpu *v, uint64_t nr, int64_t *ret)
 	}
 }
 
+/* The paravirtual PMU's hypercall nr, its arguments in RDI, RSI and RDX. */
+static __attribute__((noinline)) int64_t hc_pmu(struct vcpu *v, uint64_t nr)
+{
+	const uint64_t args[3] = { v->gpr[GPR_RDI], v->gpr[GPR_RSI], v->gpr[GPR_RDX] };
+
+	return pmu_hypercall(v, nr, args);
+}
+
 bool exit_vmcall_fast(struct vcpu *v)
 {
+	uint64_t nr = v->gpr[GPR_RAX];
 	int64_t ret;
 
-	if (vcpu_cpl() != 0 || !hc_read_only(v, v->gpr[GPR_RAX], &ret))
+	if (vcpu_cpl() != 0)
 		return false;
-	vcpu_advance_rip(v);
+	if (hc_read_only(v, nr, &ret)) {
+		vcpu_advance_rip(v);
+	} else if (pmu_hypercall_fast(nr)) {
+		/* As exit_vmcall(): the VMCALL retires under the counters it found. */
+		vcpu_advance_rip(v);
+		ret = hc_pmu(v, nr);
+	} else {
+		return false;
+	}
 	v->gpr[GPR_RAX] = (uint64_t)ret;
 	return true;
 }
@@ -77,13 +93,7 @@ void exit_vmcall(struct vcpu *v, uint64_t qual)
 		dom_exit(v->dom, (int)v->gpr[GPR_RDI]);
 		return;
 	default:
-		if (nr >= HC_PMU_BASE) {
-			const uint64_t args[3] = { v->gpr[GPR_RDI], v->gpr[GPR_RSI], v->gpr[GPR_RDX] };
-
-			ret = pmu_hypercall(v, nr, args);
-		} else {
-			ret = -PV_ENOSYS;
-		}
+		ret = nr >= HC_PMU_BASE ? hc_pmu(v, nr) : -PV_ENOSYS;
 		break;
 	}
 	v->gpr[GPR_RAX] = (uint64_t)ret;

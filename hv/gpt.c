@@ -96,16 +96,22 @@ static uint64_t page_base(uint64_t e, unsigned shift, unsigned entry_size)
 	return base;
 }
 
-/* m, unless NULL, records the entries read (their addresses and values). */
-static enum gpt_status walk(const struct gpt_cpu *cpu, const struct walk_shape *w, uint64_t la,
-			    enum gpt_access acc, struct gpt_result *res, struct gpt_memo *m)
+/*
+ * m, unless NULL, records the entries read (their addresses and values). Inlined into each
+ * paging mode's call, so that the compiler lays out that mode's constant shape.
+ */
+static inline __attribute__((always_inline)) enum gpt_status
+walk(const struct gpt_cpu *cpu, const struct walk_shape *w, uint64_t la, enum gpt_access acc,
+     struct gpt_result *res, struct gpt_memo *m)
 {
-	struct rights r = { true, true, false };
-	uint64_t table = w->table, e, gpa;
+	uint64_t table = w->table, index_mask = (1ull << w->index_bits) - 1, e, gpa;
+	/* Every level's entry ANDed (R/W, U/S) and ORed (XD) together: the rights of the walk. */
+	uint64_t all = ~0ull, any = 0;
+	struct rights r;
 	unsigned shift;
 
 	for (shift = w->top_shift;; shift -= w->index_bits) {
-		gpa = table + (la >> shift & ((1ull << w->index_bits) - 1)) * w->entry_size;
+		gpa = table + (la >> shift & index_mask) * w->entry_size;
 		if (!read_entry(cpu, gpa, w->entry_size, &e)) {
 			res->gpa = gpa;
 			return GPT_BAD_GPA;
@@ -116,15 +122,14 @@ static enum gpt_status walk(const struct gpt_cpu *cpu, const struct walk_shape *
 		}
 		if (!(e & PTE_P))
 			return page_fault(cpu, acc, false, res);
-		r.writable &= !!(e & PTE_RW);
-		r.user &= !!(e & PTE_US);
-		/* Without NXE bit 63 is reserved, so it is ignored like the other reserved bits. */
-		if (cpu->efer & EFER_NXE && e & PTE_XD)
-			r.no_exec = true;
+		all &= e;
+		any |= e;
 		if (shift == 12 || (w->leaf_shifts >> shift & 1 && e & PTE_PS))
 			break;
 		table = e & PTE_ADDR;
 	}
+	/* Without NXE bit 63 is reserved, so it is ignored like the other reserved bits. */
+	r = (struct rights){ all & PTE_RW, all & PTE_US, cpu->efer & EFER_NXE && any & PTE_XD };
 	if (!allowed(cpu, r, acc))
 		return page_fault(cpu, acc, true, res);
 	res->gpa = page_base(e, shift, w->entry_size) | (la & ((1ull << shift) - 1));
@@ -152,7 +157,6 @@ static enum gpt_status pae_pdpte(const struct gpt_cpu *cpu, uint64_t la, enum gp
 static enum gpt_status translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_access acc,
 				 struct gpt_result *res, struct gpt_memo *m)
 {
-	struct walk_shape w;
 	uint64_t pdpte;
 	enum gpt_status st;
 
@@ -168,23 +172,25 @@ static enum gpt_status translate(const struct gpt_cpu *cpu, uint64_t la, enum gp
 	}
 	if (!(cpu->cr4 & CR4_PAE)) {
 		/* 32-bit paging: 1024-entry directory and tables (SDM Vol. 3A 4.3). */
-		w = (struct walk_shape){ cpu->cr3 & 0xfffff000ull, 22, 10, 4,
-					 cpu->cr4 & CR4_PSE ? 1ull << 22 : 0 };
+		return walk(cpu, &(struct walk_shape){ cpu->cr3 & 0xfffff000ull, 22, 10, 4,
+						       cpu->cr4 & CR4_PSE ? 1ull << 22 : 0 },
+			    la, acc, res, m);
 	} else if (!(cpu->efer & EFER_LMA)) {
 		/* PAE paging: a PDPTE, then a directory with 2-MiB pages (SDM Vol. 3A 4.4). */
 		st = pae_pdpte(cpu, la, acc, res, &pdpte);
 		if (st)
 			return st;
-		w = (struct walk_shape){ pdpte & PTE_ADDR, 21, 9, 8, 1ull << 21 };
-	} else if (cpu->cr4 & CR4_LA57) {
-		return GPT_BAD_MODE;
-	} else {
-		/* 4-level paging needs bits 63:47 all equal (SDM Vol. 3A 4.5, Vol. 1 3.3.7.1). */
-		if (la >> 47 != 0 && la >> 47 != 0x1ffff)
-			return GPT_NON_CANONICAL;
-		w = (struct walk_shape){ cpu->cr3 & PTE_ADDR, 39, 9, 8, 1ull << 30 | 1ull << 21 };
+		return walk(cpu, &(struct walk_shape){ pdpte & PTE_ADDR, 21, 9, 8, 1ull << 21 },
+			    la, acc, res, m);
 	}
-	return walk(cpu, &w, la, acc, res, m);
+	if (cpu->cr4 & CR4_LA57)
+		return GPT_BAD_MODE;
+	/* 4-level paging needs bits 63:47 all equal (SDM Vol. 3A 4.5, Vol. 1 3.3.7.1). */
+	if (la >> 47 != 0 && la >> 47 != 0x1ffff)
+		return GPT_NON_CANONICAL;
+	return walk(cpu, &(struct walk_shape){ cpu->cr3 & PTE_ADDR, 39, 9, 8,
+					       1ull << 30 | 1ull << 21 },
+		    la, acc, res, m);
 }
 
 enum gpt_status gpt_translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_access acc,
@@ -259,7 +265,9 @@ static enum gpt_status copy(const struct gpt_cpu *cpu, uint64_t la, size_t len,
 		st = gpt_translate(cpu, la, acc, res);
 		if (st)
 			return st;
-		if (dst)
+		if (dst && res->gpa < cpu->ram_size && chunk <= cpu->ram_size - res->gpa)
+			ok = __builtin_memcpy(dst + done, cpu->ram + res->gpa, chunk);
+		else if (dst)
 			ok = cpu->read_gpa(cpu->ctx, res->gpa, dst + done, chunk);
 		else
 			ok = cpu->write_gpa(cpu->ctx, res->gpa, src + done, chunk);

@@ -32,7 +32,8 @@ struct gpt_cpu {
 	gpt_write_fn write_gpa;	/* only gpt_copy_to_guest() uses it */
 	/*
 	 * Optional (ram_size 0: none): guest-physical [0, ram_size) is host memory at ram, where
-	 * walks read their entries directly, with no call (the soft PMU walks at every block).
+	 * walks read their entries, and copies from the guest their bytes, directly, with no call
+	 * (the soft PMU walks at every block, the PV PMU's resume at every thread switch).
 	 */
 	const uint8_t *ram;
 	uint64_t ram_size;

@@ -301,7 +301,8 @@ void vcpu_retire_insn(struct vcpu *v, unsigned len)
 {
 	uint64_t intr = vmread(VMCS_GUEST_INTERRUPTIBILITY);
 
-	if (!pmu_exit_quiet(&v->pmu))
+	/* Light: no counter counts retirements (instructions and branches need stepping). */
+	if (!pmu_exit_light(&v->pmu))
 		pmu_retired(v, (const struct soft_insn *)0, vcpu_cpl());
 	vmwrite(VMCS_GUEST_RIP, vmread(VMCS_GUEST_RIP) + len);
 	/* An emulated instruction ends STI / MOV SS blocking (SDM Vol. 3C 25.4.2). */

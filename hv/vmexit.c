@@ -100,16 +100,41 @@ static void reinject_vectoring_event(void)
 }
 
 /*
- * Nothing but the exit itself needs the hypervisor: no stepping, no counter (the PMU's per-exit
- * hooks have nothing to do), the VCPU stays on its PCPU, and the VMX-preemption timer keeps
- * counting down across the exit (its value is saved at exit, SDM Vol. 3C 25.7.1, 28.3.4), so
- * slice ends and virtual timer deadlines still come on time.
+ * Nothing but the exit itself needs the hypervisor: no stepping, no counter beyond paravirtual
+ * a-mode ones whose exit hooks the fast path runs itself (pmu_exit_light()), the VCPU stays on
+ * its PCPU, and the VMX-preemption timer keeps counting down across the exit (its value is saved
+ * at exit, SDM Vol. 3C 25.7.1, 28.3.4), so slice ends and virtual timer deadlines still come on
+ * time.
  */
 static inline bool fast_path_quiet(const struct vcpu *v)
 {
 	return !v->step.want && !v->step.active && !v->resched && v->state == VCPU_RUNNABLE &&
-	       v->dom->state == DOM_RUNNING && pmu_exit_quiet(&v->pmu) &&
+	       v->dom->state == DOM_RUNNING && pmu_exit_light(&v->pmu) &&
 	       (vmread(VMCS_EXIT_CTLS) & EXIT_SAVE_PREEMPTION_TIMER);
+}
+
+/* The exits the fast path may answer, before it looks at the VCPU. */
+static inline bool fast_candidate(const struct vcpu *v, uint32_t basic)
+{
+	if (basic == EXIT_REASON_VMCALL || basic == EXIT_REASON_CPUID)
+		return true;
+	/* Only the vPMU's MSRs: others move the TSC or the APIC, which the entry path reads. */
+	return (basic == EXIT_REASON_RDMSR || basic == EXIT_REASON_WRMSR) &&
+	       pmu_owns_msr((uint32_t)v->gpr[GPR_RCX]);
+}
+
+/*
+ * After a fast handler with a counter live: one that started stepping or a vPMU counter needs
+ * the entry path's PMU work; else the PMU's entry hook runs here.
+ */
+static __attribute__((noinline)) bool fast_pmu_entry(struct vcpu *v)
+{
+	if (v->step.want || !pmu_exit_light(&v->pmu)) {
+		v->exit_done = true;
+		return false;
+	}
+	pmu_before_entry(v);
+	return true;
 }
 
 bool vmexit_fast(struct vcpu *v)
@@ -121,28 +146,24 @@ bool vmexit_fast(struct vcpu *v)
 	v->total_exits++;
 	if (basic < EXIT_REASON_MAX)
 		v->exits[basic]++;
-	switch (basic) {
-	case EXIT_REASON_VMCALL:
-		return fast_path_quiet(v) && exit_vmcall_fast(v);
-	case EXIT_REASON_CPUID:
-		if (!fast_path_quiet(v))
+	if (!fast_candidate(v, basic) || !fast_path_quiet(v))
+		return false;
+	/* The guest's run ends here, before a handler changes what counts (once: see run_slice). */
+	if (__builtin_expect(v->pmu.run_counts, 0))
+		pmu_after_exit(v);
+	if (basic == EXIT_REASON_VMCALL) {
+		if (!exit_vmcall_fast(v))
 			return false;
-		exit_cpuid(v, 0);
-		return true;
-	case EXIT_REASON_RDMSR:
-	case EXIT_REASON_WRMSR:
-		/* Only the vPMU's MSRs: others move the TSC or the APIC, which the entry path reads. */
-		if (!fast_path_quiet(v) || !pmu_owns_msr((uint32_t)v->gpr[GPR_RCX]))
-			return false;
+	} else {
 		exit_table[basic].handler(v, 0);
-		/* A write that starts a counter needs the entry path (stepping, PMU hooks). */
-		if (!v->step.want && pmu_exit_quiet(&v->pmu))
-			return true;
-		v->exit_done = true;
-		return false;
-	default:
-		return false;
 	}
+	/*
+	 * Nothing counts (the common case): straight back. Only the soft backend or none gets here
+	 * (pmu_exit_light()), and the soft one steps only for an active counter.
+	 */
+	if (__builtin_expect(!v->pmu.active, 1))
+		return true;
+	return fast_pmu_entry(v);
 }
 
 void vmexit_handle(struct vcpu *v)

@@ -9,8 +9,9 @@ struct vcpu;
 
 /*
  * Called by the exit stub (hv/entry.S) on every exit: counts it and answers the cheap ones
- * (read-only hypercalls, CPUID) when nothing else needs the hypervisor. True: resume the guest
- * at once; false: vmx_run() returns and vmexit_handle() takes it.
+ * (read-only and PV PMU hypercalls, CPUID, the vPMU's MSRs) when nothing else needs the
+ * hypervisor. True: resume the guest at once; false: vmx_run() returns and vmexit_handle()
+ * takes it.
  */
 bool vmexit_fast(struct vcpu *v);
 /* Handles the exit that just happened on v (after vmexit_fast() declined it). */
@@ -26,7 +27,7 @@ void exit_cr_access(struct vcpu *v, uint64_t qual);
 void exit_dr_access(struct vcpu *v, uint64_t qual);
 void exit_ept_violation(struct vcpu *v, uint64_t qual);
 void exit_vmcall(struct vcpu *v, uint64_t qual);
-/* The hypercalls that only read the VCPU's state, on the fast path; false: not one of them. */
+/* The fast path's hypercalls (read-only ones, PV PMU ones); false: not one of them. */
 bool exit_vmcall_fast(struct vcpu *v);
 void exit_hlt(struct vcpu *v, uint64_t qual);
 void exit_intr_window(struct vcpu *v, uint64_t qual);

@@ -11,13 +11,17 @@
 /* Cycles of both kinds at cpl; returns the PMI mask. Core and reference cycles both follow the TSC. */
 static uint64_t count_cycles(struct vcpu *v, uint64_t ticks, unsigned cpl)
 {
-	struct vpmu *p = &vcpu_pmu_state(v)->vpmu;
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+	struct vpmu *p = &pv->vpmu;
 
-	if (!(vcpu_pmu_state(v)->active & CYCLE_EVENTS))
+	/* Each kind only where a counter counts it (active: vPMU and a-mode counters). */
+	if (pv->active & EV_BIT(VPMU_EV_CORE_CYCLES))
+		pv_count(v, VPMU_EV_CORE_CYCLES, ticks, cpl);
+	if (pv->active & EV_BIT(VPMU_EV_REF_CYCLES))
+		pv_count(v, VPMU_EV_REF_CYCLES, ticks, cpl);
+	/* Paravirtual a-mode counters alone (a thread's cycles): no vPMU counter to look at. */
+	if (!(pv->vpmu_events & CYCLE_EVENTS))
 		return 0;
-
-	pv_count(v, VPMU_EV_CORE_CYCLES, ticks, cpl);
-	pv_count(v, VPMU_EV_REF_CYCLES, ticks, cpl);
 	return vpmu_count(p, VPMU_EV_CORE_CYCLES, ticks, cpl) |
 	       vpmu_count(p, VPMU_EV_REF_CYCLES, ticks, cpl);
 }
@@ -36,6 +40,7 @@ static void soft_programmed(struct vcpu *v)
 	uint32_t amode = pv_active(v);
 
 	pv->active = kernel | user | amode;
+	pv->vpmu_events = kernel | user;
 	pv->pv_guard = amode & STEP_EVENTS;
 	pv->stepping = (pv->active & STEP_EVENTS) || ((kernel ^ user) & CYCLE_EVENTS);
 	pv->step_ring0 = (kernel | pv_active_at(v, 0)) & STEP_EVENTS;
@@ -76,7 +81,7 @@ static void count_hv_work(struct vcpu *v, uint64_t before, uint64_t ticks, unsig
 }
 
 /* vcpu and hybrid accounting: the hypervisor's handling of the last exit, up to now, was this VCPU's work. */
-static void account_hv_time(struct vcpu *v, unsigned cpl)
+static inline void account_hv_time(struct vcpu *v, unsigned cpl)
 {
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 	uint64_t ticks, pmi;
@@ -103,8 +108,11 @@ static void soft_before_entry(struct vcpu *v)
 		return;
 	cpl = vcpu_pmu_cpl(v);
 	account_hv_time(v, cpl);
-	/* A cycle counter overflows on time: end the run there (skid: one VM exit's latency). */
-	if (pv->active & CYCLE_EVENTS) {
+	/*
+	 * A cycle counter overflows on time: end the run there (skid: one VM exit's latency).
+	 * Paravirtual a-mode counters never overflow.
+	 */
+	if (pv->vpmu_events & CYCLE_EVENTS) {
 		until = vpmu_until_overflow(&pv->vpmu, VPMU_EV_CORE_CYCLES, cpl);
 		if (vpmu_until_overflow(&pv->vpmu, VPMU_EV_REF_CYCLES, cpl) < until)
 			until = vpmu_until_overflow(&pv->vpmu, VPMU_EV_REF_CYCLES, cpl);

@@ -98,10 +98,7 @@ void pmu_vcpu_init(struct pmu_vcpu *pv, struct pmu_domain *pd, unsigned id)
 	pv->acct = pd->acct;
 }
 
-int64_t pmu_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3])
-{
-	return pv_hypercall(v, nr, args);
-}
+
 
 void pmu_sync(struct vcpu *v)
 {
@@ -133,6 +130,9 @@ enum vpmu_result pmu_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 	enum vpmu_result r;
 
+	/* No counter starts or stops: no backend has live counts to gather or anything to program. */
+	if (vpmu_wrmsr_inert(&pv->vpmu, msr, val))
+		return vpmu_wrmsr(&pv->vpmu, msr, val);
 	pmu_sync(v);
 	r = vpmu_wrmsr(&pv->vpmu, msr, val);
 	if (r == VPMU_OK)
@@ -183,7 +183,12 @@ void pmu_before_entry(struct vcpu *v)
 
 void pmu_after_exit(struct vcpu *v)
 {
-	if (vcpu_pmu_state(v)->run_counts && ops->after_exit)
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+
+	if (!pv->run_counts)
+		return;
+	pv->run_counts = false;
+	if (ops->after_exit)
 		ops->after_exit(v);
 }
 

@@ -56,12 +56,13 @@ struct pmu_vcpu {
 	unsigned entry_cpl;		/* guest CPL at the last VM entry */
 	uint32_t active;		/* events some counter counts at some ring (enum vpmu_event bits),
 					 * cached when the counters are programmed: the exit path's fast test */
+	uint32_t vpmu_events;		/* of which the vPMU's own counters count (cached likewise) */
 	bool stepping;			/* the soft backend single-steps this VCPU (cached likewise) */
 	bool step_ring0;		/* at CPL 0 too: something counts instructions or branches there */
 	bool pv_guard;			/* its PV page shows soft counts of instructions or branches
 					 * (cached likewise): see pmu_pv_guard() */
-	bool run_counts;		/* the PMU was live at the last VM entry: the exit ending that
-					 * run is accounted (pmu_after_exit), else nothing counted */
+	bool run_counts;		/* the PMU was live at the last VM entry and the exit ending
+					 * that run is not accounted yet (pmu_after_exit) */
 	enum pmu_acct acct;
 };
 
@@ -90,7 +91,18 @@ static inline bool pmu_exit_quiet(const struct pmu_vcpu *pv)
 	return pmu_backend == PMU_BACKEND_OFF || (pmu_backend == PMU_BACKEND_SOFT && !pv->active);
 }
 
-/* Around every guest run and every VCPU switch. */
+/*
+ * Only paravirtual a-mode counters that need no stepping are live, if any: the exit hooks move
+ * their soft counts and nothing else (no overflow, PMI or run limit), so the exit fast path
+ * (hv/vmexit.c) can run the hooks itself.
+ */
+static inline bool pmu_exit_light(const struct pmu_vcpu *pv)
+{
+	return pmu_exit_quiet(pv) ||
+	       (pmu_backend == PMU_BACKEND_SOFT && !pv->stepping && !pv->vpmu_events);
+}
+
+/* Around every guest run and every VCPU switch; pmu_after_exit() accounts a run once. */
 void pmu_before_entry(struct vcpu *v);
 void pmu_after_exit(struct vcpu *v);
 void pmu_switch_in(struct vcpu *v);
@@ -112,7 +124,19 @@ static inline bool pmu_pv_guard(const struct pmu_vcpu *pv)
 	return pv->pv_guard;
 }
 /* The paravirtual PMU's hypercalls (HC_PMU_*). */
-int64_t pmu_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3]);
+static inline int64_t pmu_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3])
+{
+	return pv_hypercall(v, nr, args);
+}
+/*
+ * Hypercall nr only reads guest memory and changes the calling VCPU's own PMU state: not SETUP
+ * (EPT changes, every VCPU's PCPU waited for) nor ISUSPEND (writes guest memory).
+ */
+static inline bool pmu_hypercall_fast(uint64_t nr)
+{
+	return nr == HC_PMU_RESUME || nr == HC_PMU_IRESUME || nr == HC_PMU_READ ||
+	       nr == HC_PMU_IACK;
+}
 /* The backend's live counter values into the vPMU (before PV reads or changes them). */
 void pmu_sync(struct vcpu *v);
 /* The counters' programming changed (a vPMU MSR write or a PV resume/suspend). */

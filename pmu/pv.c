@@ -20,6 +20,7 @@
  */
 static uint64_t (*hw_phys)(struct vcpu *v, unsigned i);
 static unsigned phys_width = WIDTH;
+static uint64_t phys_mask = WIDTH_MASK;	/* phys_width bits: a difference of two Phys */
 
 static uint64_t *soft_phys_of(struct vcpu *v)
 {
@@ -34,16 +35,21 @@ void pv_init(const struct pmu_backend_ops *ops, unsigned width)
 	/* The ABI's values are 48-bit numbers: wider counters are read modulo 2^48, which keeps
 	 * every difference exact and HC_PMU_READ's result clear of the error codes. */
 	phys_width = hw_phys && width < WIDTH ? width : WIDTH;
+	phys_mask = pv_wrap(~0ull, phys_width);
 }
 
-/* The calling VCPU's own page of the shared area, NULL before HC_PMU_SETUP. */
-static struct pv_vcpu_area *area_of(struct vcpu *v)
+/* The VCPU's own page of the shared area, NULL before HC_PMU_SETUP. */
+static struct pv_vcpu_area *page_of(const struct pmu_vcpu *pv)
 {
-	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 	char *base = (char *)__atomic_load_n(&pv->pd->pv.area, __ATOMIC_ACQUIRE);
 
 	return base ? (struct pv_vcpu_area *)(base + pv->id * PV_PMU_AREA_STRIDE) :
 		      (struct pv_vcpu_area *)0;
+}
+
+static struct pv_vcpu_area *area_of(struct vcpu *v)
+{
+	return page_of(vcpu_pmu_state(v));
 }
 
 /* The control v runs, as validated (its page's copy is the guest's to read). */
@@ -101,11 +107,6 @@ static void publish_row(struct pv_vcpu_area *a, const uint64_t *row)
 		a->soft_phys[i] = row[i];
 }
 
-static void publish(struct vcpu *v, struct pv_vcpu_area *a)
-{
-	publish_row(a, soft_row(v));
-}
-
 /* What readers add to Phys (include/perfvisor/pmu.h): Sum_vcpu - Start_vcpu of value i. */
 static void publish_offset(struct pv_vcpu_area *a, unsigned i)
 {
@@ -146,67 +147,94 @@ void pv_switch_in(struct vcpu *v)
 
 void pv_switch_out(struct vcpu *v)
 {
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 	struct pv_vcpu_area *a = area_of(v);
-	uint64_t wmask = pv_wrap(~0ull, phys_width), buf[PV_PMU_COUNTERS], mask;
-	const uint64_t *row;
+	const uint64_t *soft = pv->pd->pv.soft_phys[pv->id];
+	uint32_t m;
 
 	/* inject=pv-skip-sum: the validation suite's deliberate breakage of this very step. */
 	if (!a || inject_on(INJECT_PV_SKIP_SUM))
 		return;
 	/* Sum_vcpu += Phys - Start_vcpu: the thread's events of this stretch of the VCPU. */
 	a->tsc.sum_vcpu += vcpu_pmu_guest_tsc(v) - a->tsc.start_vcpu;
-	mask = amode_mask(ctl_of(v));
-	if (!mask)
+	/* The counters in use only (the low ones, as a rule), each a read and an add. */
+	m = amode_mask(&pv->pd->pv.ctl[pv->id]);
+	if (hw_phys) {
+		for (unsigned i = 0; m; i++, m >>= 1)
+			if (m & 1)
+				a->ctr[i].sum_vcpu += (hw_phys(v, i) - a->ctr[i].start_vcpu) &
+						      phys_mask;
 		return;
-	row = phys_row(v, mask, buf);
-	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
-		if (mask >> i & 1)
-			a->ctr[i].sum_vcpu += (row[i] - a->ctr[i].start_vcpu) & wmask;
+	}
+	for (struct pv_counter *ctr = a->ctr; m; m >>= 1, ctr++, soft++)
+		if (m & 1)
+			ctr->sum_vcpu += (*soft - ctr->start_vcpu) & phys_mask;
+}
+
+/* The a-mode counters of pv's control that count each event at CPL 0 and above. */
+static uint8_t (*counting_of(const struct pmu_vcpu *pv))[VPMU_EV_COUNT]
+{
+	return pv->pd->pv.counting[pv->id];
+}
+
+/* v's control changed: which counters count what, decoded once. */
+static void derive_counting(struct vcpu *v)
+{
+	uint8_t (*cnt)[VPMU_EV_COUNT] = counting_of(vcpu_pmu_state(v));
+	const struct pv_control *c = ctl_of(v);
+
+	__builtin_memset(cnt, 0, sizeof(uint8_t[2][VPMU_EV_COUNT]));
+	for (unsigned ring = 0; ring < 2; ring++) {
+		for (uint32_t m = amode_mask(c); m; m &= m - 1) {
+			unsigned i = __builtin_ctz(m);
+			int ev = amode_event(v, c->evtsel[i], ring ? 3 : 0);
+
+			if (ev != VPMU_EV_NONE)
+				cnt[ring][ev] |= 1u << i;
+		}
+	}
 }
 
 void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
 {
-	struct pv_vcpu_area *a = area_of(v);
-	const struct pv_control *c;
-	bool changed = false;
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+	struct pv_vcpu_area *a;
+	uint64_t *row;
+	uint32_t m;
 
-	if (!a)
+	/* VPMU_EV_NONE, or no event at all, is counted by no counter (as vpmu_count()). */
+	if ((unsigned)ev >= VPMU_EV_COUNT)
 		return;
-	c = ctl_of(v);
-	for (uint32_t m = amode_mask(c); m; m &= m - 1) {
-		unsigned i = __builtin_ctz(m);
-
-		if (amode_event(v, c->evtsel[i], cpl) != ev)
-			continue;
-		/*
-		 * A counter register cannot take an exact add (a legacy write keeps 32 bits):
-		 * Phys* can, through Sum_vcpu, as if the register had counted them.
-		 */
-		if (hw_phys) {
-			a->ctr[i].sum_vcpu += n;
-			a->offset[i] += n;
-		} else
-			soft_phys_of(v)[i] = (phys(v, i) + n) & WIDTH_MASK;
-		changed = true;
+	/* A control is set only once the area is: no counter counts before it. */
+	m = counting_of(pv)[cpl != 0][ev];
+	if (!m)
+		return;
+	a = page_of(pv);
+	/*
+	 * A counter register cannot take an exact add (a legacy write keeps 32 bits): Phys* can,
+	 * through Sum_vcpu, as if the register had counted them.
+	 */
+	if (hw_phys) {
+		for (; m; m &= m - 1) {
+			a->ctr[__builtin_ctz(m)].sum_vcpu += n;
+			a->offset[__builtin_ctz(m)] += n;
+		}
+		return;
 	}
-	if (changed)
-		publish(v, a);
+	row = pv->pd->pv.soft_phys[pv->id];
+	for (; m; m &= m - 1)
+		row[__builtin_ctz(m)] = (row[__builtin_ctz(m)] + n) & WIDTH_MASK;
+	publish_row(a, row);
 }
 
 uint32_t pv_active_at(struct vcpu *v, unsigned cpl)
 {
-	const struct pv_control *c;
+	const uint8_t *cnt = counting_of(vcpu_pmu_state(v))[cpl != 0];
 	uint32_t events = 0;
 
-	if (!area_of(v))
-		return 0;
-	c = ctl_of(v);
-	for (uint32_t m = amode_mask(c); m; m &= m - 1) {
-		int ev = amode_event(v, c->evtsel[__builtin_ctz(m)], cpl);
-
-		if (ev != VPMU_EV_NONE)
+	for (int ev = 0; ev < VPMU_EV_COUNT; ev++)
+		if (cnt[ev])
 			events |= 1u << ev;
-	}
 	return events;
 }
 
@@ -265,43 +293,70 @@ static bool control_valid(struct vcpu *v, const struct pv_control *c)
 	return true;
 }
 
+/* Byte for byte, a word at a time: the control is 9 of them, with no padding. */
+static bool same_control(const struct pv_control *a, const struct pv_control *b)
+{
+	uint64_t x, y, diff = 0;
+
+#pragma GCC unroll 9
+	for (unsigned i = 0; i < sizeof(*a); i += 8) {
+		__builtin_memcpy(&x, (const char *)a + i, 8);
+		__builtin_memcpy(&y, (const char *)b + i, 8);
+		diff |= x ^ y;
+	}
+	return !diff;
+}
+
 /* HC_PMU_RESUME / HC_PMU_IRESUME: a thread's control and i-mode values become the VCPU's. */
 static int64_t resume(struct vcpu *v, uint64_t ctl_la, uint64_t values_la)
 {
-	struct pv_vcpu_area *a = area_of(v);
-	uint64_t values[PV_PMU_COUNTERS];
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+	struct pv_vcpu_area *a = page_of(pv);
+	uint64_t values[PV_PMU_COUNTERS], buf[PV_PMU_COUNTERS];
 	struct pv_control c, *ctl;
-	uint32_t old;
+	const uint64_t *row;
+	uint32_t old, amode;
+	bool same;
 
 	if (!a)
 		return -PV_EINVAL;
 	if (!vcpu_pmu_read_guest(v, &c, ctl_la, sizeof(c)) ||
 	    (values_la && !vcpu_pmu_read_guest(v, values, values_la, sizeof(values))))
 		return -PV_EFAULT;
-	if (!control_valid(v, &c))
-		return -PV_EINVAL;
-	/* The counters are about to change: the backend's live values first, by the old control. */
-	pmu_sync(v);
-	ctl = ctl_of(v);
-	if (__builtin_memcmp(&c, ctl, sizeof(c)))
-		a->active_seq++;
-	old = ctl->imode_mask;
-	*ctl = c;
-	if (!inject_on(INJECT_PV_STALE_ACTIVE))
-		a->active = c;
+	ctl = &pv->pd->pv.ctl[pv->id];
+	/*
+	 * The control the VCPU runs was valid when it came; without i-mode counters to load again,
+	 * the same one again changes no programming: only Sum/Start restart below.
+	 */
+	same = same_control(&c, ctl);
+	if (!same || c.imode_mask) {
+		if (!control_valid(v, &c))
+			return -PV_EINVAL;
+		/* The counters are about to change: the backend's live values first, by the old control. */
+		pmu_sync(v);
+		if (!same)
+			a->active_seq++;
+		old = ctl->imode_mask;
+		*ctl = c;
+		derive_counting(v);
+		if (!inject_on(INJECT_PV_STALE_ACTIVE))
+			a->active = c;
+		load_imode(v, old, &c, values_la ? values : (const uint64_t *)0);
+		pmu_reprogrammed(v);
+	}
 	a->resumes++;
-	load_imode(v, old, &c, values_la ? values : (const uint64_t *)0);
-	pmu_reprogrammed(v);
 	/* Sum_vcpu = 0, Start_vcpu = Phys (programmed): the thread's own count restarts here. */
 	a->tsc.sum_vcpu = 0;
 	a->tsc.start_vcpu = vcpu_pmu_guest_tsc(v);
 	publish_offset(a, PV_TSC);
+	amode = amode_mask(&c);
+	row = hw_phys ? phys_row(v, amode, buf) : pv->pd->pv.soft_phys[pv->id];
 	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++) {
 		a->ctr[i].sum_vcpu = 0;
-		a->ctr[i].start_vcpu = amode_mask(&c) >> i & 1 ? phys(v, i) : 0;
+		a->ctr[i].start_vcpu = amode >> i & 1 ? row[i] : 0;
 		publish_offset(a, i);
 	}
-	publish(v, a);
+	publish_row(a, hw_phys ? (const uint64_t *)0 : row);
 	return 0;
 }
 
@@ -373,6 +428,7 @@ static int64_t setup(struct vcpu *v, uint64_t gpa, uint64_t nvcpus)
 
 		__builtin_memset(a, 0, sizeof(*a));
 		__builtin_memset(&d->ctl[k], 0, sizeof(d->ctl[k]));
+		__builtin_memset(d->counting[k], 0, sizeof(d->counting[k]));
 		a->version = PV_PMU_VERSION;
 		a->size = sizeof(*a);
 		a->vcpu_id = k;
@@ -402,7 +458,6 @@ static int64_t read_star(struct vcpu *v, uint64_t i)
 
 int64_t pv_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3])
 {
-	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 	struct pv_vcpu_area *a;
 
 	if (pmu_backend == PMU_BACKEND_OFF)
@@ -419,7 +474,7 @@ int64_t pv_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3])
 	case HC_PMU_SET_VECTOR:
 		if (args[0] < 32 || args[0] > 255)
 			return -PV_EINVAL;
-		pv->pd->pv.vector = (uint8_t)args[0];
+		vcpu_pmu_state(v)->pd->pv.vector = (uint8_t)args[0];
 		return 0;
 	case HC_PMU_IACK:
 		a = area_of(v);

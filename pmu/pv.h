@@ -7,6 +7,7 @@
 
 #include "include/perfvisor/pmu.h"
 #include "pmu/soft_classify.h"
+#include "pmu/vpmu.h"
 
 /* VCPUs per domain the PV PMU serves (hv/domcfg.h DOM_VCPUS_MAX). */
 #define PV_MAX_VCPUS	8
@@ -27,6 +28,11 @@ struct pv_domain {
 	 * programs must not follow it.
 	 */
 	struct pv_control ctl[PV_MAX_VCPUS];
+	/*
+	 * Derived from ctl[k] when it changes: the a-mode counters (bit i: counter i) that count
+	 * each event at CPL 0 ([k][0]) and above ([k][1]), so that counting does not decode.
+	 */
+	uint8_t counting[PV_MAX_VCPUS][2][VPMU_EV_COUNT];
 	/*
 	 * The soft backend's "physical" a-mode counters, one set per VCPU: they count only this
 	 * domain's events, so a page never shows another domain's progress (issue 13).

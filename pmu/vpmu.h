@@ -80,6 +80,8 @@ enum vpmu_result vpmu_rdmsr(struct vpmu *p, uint32_t msr, uint64_t *val);
 /* What vpmu_wrmsr would answer (VPMU_OK: it would take the write), without writing. */
 enum vpmu_result vpmu_wrmsr_check(const struct vpmu *p, uint32_t msr, uint64_t val);
 enum vpmu_result vpmu_wrmsr(struct vpmu *p, uint32_t msr, uint64_t val);
+/* Whether writing val to msr leaves what every counter counts as it is (an idle event select). */
+bool vpmu_wrmsr_inert(const struct vpmu *p, uint32_t msr, uint64_t val);
 /* RDPMC with ECX = ecx at privilege cpl with CR4.PCE = pce (SDM Vol. 2B RDPMC). */
 enum vpmu_result vpmu_rdpmc(struct vpmu *p, uint32_t ecx, unsigned cpl, bool pce, uint64_t *val);
 

@@ -186,6 +186,15 @@ enum vpmu_result vpmu_wrmsr(struct vpmu *p, uint32_t msr, uint64_t val)
 	return VPMU_OK;
 }
 
+bool vpmu_wrmsr_inert(const struct vpmu *p, uint32_t msr, uint64_t val)
+{
+	struct pmu_reg r;
+
+	/* SDM Vol. 3B 20.2.1.1: with EN clear before and after, the counter counts nothing. */
+	return decode(msr, &r) && r.reg == REG_EVTSEL && present(p->cfg, &r) &&
+	       !((p->evtsel[r.idx] | val) & EVTSEL_EN);
+}
+
 enum vpmu_result vpmu_rdpmc(struct vpmu *p, uint32_t ecx, unsigned cpl, bool pce, uint64_t *val)
 {
 	const struct vpmu_config *cfg = p->cfg;

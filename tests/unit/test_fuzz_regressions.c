@@ -187,10 +187,33 @@ static void test_isuspend_into_control(void)
 	      "%u counters)", (long long)r, a->active.ncounters);
 }
 
+/*
+ * fuzz_pv: the backend's count of an event no counter counts (VPMU_EV_NONE, or a number past
+ * the events) indexed pv.c's per-event masks out of bounds once they replaced the decoding of
+ * every event select (issue 15). Input: SETUP, RESUME of one a-mode instructions counter, then
+ * counts of event -1. It counts nothing, as vpmu_count() does.
+ */
+static void test_count_no_event(void)
+{
+	struct pv_vcpu_area *a = set_up();
+	struct pv_control c = { .ncounters = 1,
+				.evtsel = { EVTSEL_EN | EVTSEL_OS | EVTSEL_USR | 0xc0 } };
+	int64_t r;
+
+	memcpy(ram + CTL_GPA, &c, sizeof(c));
+	r = hypercall(0, HC_PMU_RESUME, CTL_GPA, 0);
+	pv_count(&vcpus[0], VPMU_EV_NONE, 5, 3);
+	pv_count(&vcpus[0], VPMU_EV_COUNT, 7, 0);
+	check(r == 0 && a->soft_phys[0] == 0, "events of no kind count on no counter");
+	pv_count(&vcpus[0], VPMU_EV_INSTRUCTIONS, 3, 3);
+	check(a->soft_phys[0] == 3, "instructions count on the instructions counter");
+}
+
 int main(void)
 {
 	test_isuspend_into_own_page();
 	test_isuspend_into_control();
 	test_read_64_bit_counter();
+	test_count_no_event();
 	return unit_summary();
 }

@@ -47,10 +47,14 @@ static void put64(uint64_t gpa, uint64_t v)
 	memcpy(ram + gpa, &v, 8);
 }
 
+/* The second pass: the RAM is a window the walker loads from directly (hv/guest_mem.c's way). */
+static bool direct;
+
 static struct gpt_cpu cpu_for(uint64_t cr0, uint64_t cr4, uint64_t efer, uint64_t cr3)
 {
 	return (struct gpt_cpu){ .cr0 = cr0, .cr3 = cr3, .cr4 = cr4, .efer = efer,
-				 .read_gpa = ram_read, .write_gpa = ram_write };
+				 .read_gpa = ram_read, .write_gpa = ram_write,
+				 .ram = direct ? ram : NULL, .ram_size = direct ? sizeof(ram) : 0 };
 }
 
 static const char *const status_name[] = { "ok", "page fault", "non-canonical", "bad gpa",
@@ -429,11 +433,17 @@ static void test_copy(void)
 
 int main(void)
 {
-	test_no_paging();
-	test_32bit();
-	test_pae();
-	test_4level();
-	test_copy();
+	/* Every walk and copy the same through read_gpa and through the RAM window. */
+	for (int pass = 0; pass < 2; pass++) {
+		direct = pass;
+		memset(ram, 0, sizeof(ram));
+		test_no_paging();
+		test_32bit();
+		test_pae();
+		test_4level();
+		test_copy();
+	}
+	direct = false;
 	test_ram_window();
 	test_memo();
 	return unit_summary();

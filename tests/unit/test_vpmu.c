@@ -386,6 +386,30 @@ static void test_overflow_many(void)
 	      (unsigned long long)pmis);
 }
 
+/*
+ * The writes pmu_wrmsr() takes without reprogramming the backend: only an event select whose EN
+ * is clear before and after (SDM Vol. 3B 20.2.1.1: such a counter counts nothing either way).
+ */
+static void test_inert(void)
+{
+	struct vpmu p;
+
+	vpmu_reset(&p, &cfg);
+	check(vpmu_wrmsr_inert(&p, MSR_IA32_PERFEVTSEL0, 0) &&
+	      vpmu_wrmsr_inert(&p, MSR_IA32_PERFEVTSEL0 + 3, ARCH_EVENT_INST_RETIRED | EVTSEL_USR),
+	      "an idle event select written with EN clear: inert");
+	check(!vpmu_wrmsr_inert(&p, MSR_IA32_PERFEVTSEL0, ARCH_EVENT_INST_RETIRED | EN_ALL),
+	      "a write that sets EN starts a counter: not inert");
+	vpmu_wrmsr(&p, MSR_IA32_PERFEVTSEL0 + 1, ARCH_EVENT_INST_RETIRED | EN_ALL);
+	check(!vpmu_wrmsr_inert(&p, MSR_IA32_PERFEVTSEL0 + 1, 0) &&
+	      !vpmu_wrmsr_inert(&p, MSR_IA32_PERFEVTSEL0 + 1, ARCH_EVENT_BRANCH_RETIRED | EN_ALL),
+	      "a counting select stopped or changed: not inert");
+	check(!vpmu_wrmsr_inert(&p, MSR_IA32_PERFEVTSEL0 + 4, 0) &&
+	      !vpmu_wrmsr_inert(&p, MSR_IA32_PMC0, 0) &&
+	      !vpmu_wrmsr_inert(&p, MSR_IA32_PERF_GLOBAL_CTRL, 0),
+	      "a select the PMU lacks, a counter, GLOBAL_CTRL: never inert");
+}
+
 int main(void)
 {
 	test_cpuid();
@@ -396,6 +420,7 @@ int main(void)
 	test_rdpmc();
 	test_decode();
 	test_counting();
+	test_inert();
 	test_fixed();
 	test_overflow();
 	test_overflow_many();
