@@ -135,11 +135,15 @@ void pv_switch_in(struct vcpu *v)
 	 * inject=pv-stale-start) until the next.
 	 */
 	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++) {
+		struct pv_counter *c = &a->ctr[i];
+		uint64_t start;
+
 		if (!(amode >> i & 1))
 			continue;
-		if (mask >> i & 1)
-			a->ctr[i].start_vcpu = row[i];
-		publish_offset(a, i);
+		/* Stored back unchanged when stale: a branchless select, no reload for the offset. */
+		start = mask >> i & 1 ? row[i] : c->start_vcpu;
+		c->start_vcpu = start;
+		a->offset[i] = c->sum_vcpu - start;
 	}
 	publish_offset(a, PV_TSC);
 	publish_row(a, hw_phys ? (const uint64_t *)0 : row);
