@@ -81,27 +81,9 @@ static void fixed_count(uint64_t n)
 	rt_wrmsr(MSR_GLOBAL_CTRL, 0xF);
 }
 
-int main(int argc, char **argv)
+/* One set of the windows that only= selects. */
+static void count_windows(uint64_t n, const char *only)
 {
-	uint64_t n = 1000;
-	const char *only = "all";
-	struct rt_cpuid_regs a = rt_cpuid(0xA, 0);
-
-	for (int i = 0; i < argc; i++) {
-		if (!strncmp(argv[i], "n=", 2))
-			n = strtoull(argv[i] + 2, NULL, 0);
-		else if (!strncmp(argv[i], "only=", 5))
-			only = argv[i] + 5;
-		else if (!strcmp(argv[i], "expect=more"))
-			expect_more = true;
-	}
-	printf("vpmu_count: CPUID.0AH eax=%#x ebx=%#x edx=%#x, n=%llu, only=%s\n", a.eax, a.ebx,
-	       a.edx, (unsigned long long)n, only);
-	if ((a.eax & 0xFF) < 2 || !n) {
-		report(false, "no architectural PMU version 2 in CPUID.0AH (or n=0)");
-		return report_summary();
-	}
-	rt_wrmsr(MSR_GLOBAL_CTRL, 0xF);
 	if (!strcmp(only, "all") || !strcmp(only, "instructions")) {
 		gp_count("instructions-gp", EV_INSTRUCTIONS, n, n * LOOP_INSNS + WINDOW_CONSTANT);
 		gp_count("instructions-gp-2n", EV_INSTRUCTIONS, 2 * n,
@@ -111,5 +93,33 @@ int main(int argc, char **argv)
 		gp_count("branches-gp", EV_BRANCHES, n, n);
 	if (!strcmp(only, "all") || !strcmp(only, "fixed"))
 		fixed_count(n);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t n = 1000, rounds = 1;
+	const char *only = "all";
+	struct rt_cpuid_regs a = rt_cpuid(0xA, 0);
+
+	for (int i = 0; i < argc; i++) {
+		if (!strncmp(argv[i], "n=", 2))
+			n = strtoull(argv[i] + 2, NULL, 0);
+		else if (!strncmp(argv[i], "rounds=", 7))
+			rounds = strtoull(argv[i] + 7, NULL, 0);
+		else if (!strncmp(argv[i], "only=", 5))
+			only = argv[i] + 5;
+		else if (!strcmp(argv[i], "expect=more"))
+			expect_more = true;
+	}
+	printf("vpmu_count: CPUID.0AH eax=%#x ebx=%#x edx=%#x, n=%llu, rounds=%llu, only=%s\n",
+	       a.eax, a.ebx, a.edx, (unsigned long long)n, (unsigned long long)rounds, only);
+	if ((a.eax & 0xFF) < 2 || !n) {
+		report(false, "no architectural PMU version 2 in CPUID.0AH (or n=0)");
+		return report_summary();
+	}
+	rt_wrmsr(MSR_GLOBAL_CTRL, 0xF);
+	/* rounds=R: the same windows R times, to keep counting beside a long-running domain. */
+	for (uint64_t r = 0; r < rounds; r++)
+		count_windows(n, only);
 	return report_summary();
 }

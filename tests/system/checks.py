@@ -123,6 +123,19 @@ def exact_counts(lines, minimum):
             f"{len(counts)} counts from {domains} domains, all exact (want at least {minimum})")
 
 
+def counts_after(lines, name, regex):
+    """Domain NAME still counted after the first line matching REGEX: one of its exact counts
+    (vpmu_count's JSON lines) comes later in the log, so its counting overlapped what that line
+    marks (in the log's order, which is the hypervisor's)."""
+    mark = next((i for i, line in enumerate(lines) if re.search(regex, line)), None)
+    if mark is None:
+        return False, f"no line matching {regex}"
+    pattern = re.compile(rf'^\[{re.escape(name)}\] \{{"event": ')
+    later = sum(1 for line in lines[mark + 1:] if pattern.search(line))
+    before = sum(1 for line in lines[:mark] if pattern.search(line))
+    return later > 0, f"[{name}]: {before} counts before line {mark + 1}, {later} after"
+
+
 def workload_values(lines, minimum):
     """The workload guests' JSON values (guest-stub/workloads): each names its own domain as
     the hypervisor's "[name]" prefix does, and each exact count (expected not null, not a

@@ -56,6 +56,11 @@ JUDGED = [
      ['[c] {"event": "x", "measured": 5, "expected": 5,'], True),
     ("@ fails when its check does", "@ exact_counts(1)",
      ['[c] {"event": "x", "measured": 5, "expected": 6,'], False),
+    ("counts_after: a count after the mark", "@ counts_after(c,^\\[l\\] perf)",
+     ['[c] {"event": "x", "measured": 5, "expected": 5,', "[l] perf: 1",
+      '[c] {"event": "x", "measured": 5, "expected": 5,'], True),
+    ("counts_after: every count before the mark", "@ counts_after(c,^\\[l\\] perf)",
+     ['[c] {"event": "x", "measured": 5, "expected": 5,', "[l] perf: 1"], False),
 ]
 
 
