@@ -194,6 +194,14 @@ unsigned step_cache_block(struct vcpu *v, uint64_t rip, uint64_t la, enum insn_m
 	if (!step_block_decode(bytes, len, rip, mode, BLOCK_MAX, true, b))
 		return 0;
 	/*
+	 * A store before the block reaches its second page may rewrite the guest's page-table
+	 * entry for that page, which no EPT protection watches, and without a TLB entry the CPU
+	 * fetches through the new one (SDM Vol. 3A 4.10.4.3): other bytes than those decoded. A
+	 * block that crosses a page keeps no store inside.
+	 */
+	if (b->store_end && b->off[b->n] > 4096 - (la & 0xFFF))
+		step_block_cut(b, b->store_end);
+	/*
 	 * The decode read the block's bytes and at most one instruction's beyond them. Where that
 	 * reaches the end of what could be fetched short of BLOCK_BYTES, the block depends on the
 	 * next page being absent: not cached.

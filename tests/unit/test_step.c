@@ -1106,6 +1106,17 @@ static void test_cache_two_pages(void)
 	      "cache: drops the block too: 4 NOPs up to the HLT written there");
 	step_on_exit(&vcpu);
 
+	/* A store before the crossing could remap the second page through the guest's own PTE. */
+	reset(nops, sizeof(nops));
+	memcpy(ram + at, (const uint8_t[]){ 0x89, 0x07 }, 2);	/* mov %eax,(%rdi), NOP, NOP */
+	memcpy(ram + at + 2, nops, 6);
+	vmcs[VMCS_GUEST_RIP] = at;
+	vcpu.step.want = true;
+	step_before_entry(&vcpu);
+	check(vcpu.step.block.n == 1 && slot_la[0] == at + 2,
+	      "cache: a block across a page boundary keeps no store inside: cut after the store");
+	step_on_exit(&vcpu);
+
 	reset(nops, sizeof(nops));
 	memcpy(ram + sizeof(ram) - 4, nops, 4);
 	vmcs[VMCS_GUEST_RIP] = sizeof(ram) - 4;
