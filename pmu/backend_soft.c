@@ -37,9 +37,15 @@ static void soft_programmed(struct vcpu *v)
 {
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 	uint32_t kernel = vpmu_active(&pv->vpmu, 0), user = vpmu_active(&pv->vpmu, 3);
-	uint32_t amode = pv_active(v);
+	uint32_t amode = pv_active(v), was = pv->active;
 
 	pv->active = kernel | user | amode;
+	/*
+	 * Counting starts again: an exit stamped before it stopped (its handling not accounted,
+	 * nothing counted then) is not this VCPU's work now, nor the idle stretch since.
+	 */
+	if (!was)
+		pv->exit_tsc = 0;
 	pv->vpmu_events = kernel | user;
 	pv->pv_guard = amode & STEP_EVENTS;
 	pv->stepping = (pv->active & STEP_EVENTS) || ((kernel ^ user) & CYCLE_EVENTS);

@@ -120,6 +120,32 @@ static void test_vcpu_mode(void)
 	      "acct=vcpu: paravirtual counters get the same instructions and branches");
 }
 
+/*
+ * A handler stops counting (its exit stamped while counting), the VCPU runs on uncounted, and a
+ * later handler starts counting again: the stretch in between is nobody's work.
+ */
+static void test_restart(void)
+{
+	struct vcpu v;
+	uint64_t before;
+
+	vcpu_new(&v, PMU_ACCT_VCPU, EVTSEL_OS | EVTSEL_USR);
+	run(&v, 10);
+	soft_after_exit(&v);
+	vpmu_wrmsr(&v.pmu.vpmu, MSR_IA32_PERF_GLOBAL_CTRL, 0);
+	soft_programmed(&v);
+	soft_before_entry(&v);
+	before = v.pmu.hv_ticks;
+	for (volatile unsigned k = 0; k < 1000000; k++)
+		;
+	vpmu_wrmsr(&v.pmu.vpmu, MSR_IA32_PERF_GLOBAL_CTRL, 3);
+	soft_programmed(&v);
+	soft_before_entry(&v);
+	check(v.pmu.hv_ticks == before,
+	      "acct=vcpu: counting restarted adds nothing of the stretch it was off (%llu ticks)",
+	      (unsigned long long)(v.pmu.hv_ticks - before));
+}
+
 static void test_other_modes(void)
 {
 	static const struct {
@@ -191,6 +217,7 @@ int main(void)
 {
 	test_step_rings();
 	test_vcpu_mode();
+	test_restart();
 	test_other_modes();
 	return unit_summary();
 }
