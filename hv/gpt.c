@@ -65,7 +65,7 @@ static enum gpt_status page_fault(const struct gpt_cpu *cpu, enum gpt_access acc
 }
 
 /* SDM Vol. 3A 4.6.1 (SMAP and protection keys left out). */
-static bool allowed(const struct gpt_cpu *cpu, struct rights r, enum gpt_access acc)
+static bool walk_allowed(const struct gpt_cpu *cpu, struct rights r, enum gpt_access acc)
 {
 	bool user = cpu->cpl == 3 && acc != GPT_READ_SYS;
 
@@ -130,7 +130,7 @@ walk(const struct gpt_cpu *cpu, const struct walk_shape *w, uint64_t la, enum gp
 	}
 	/* Without NXE bit 63 is reserved, so it is ignored like the other reserved bits. */
 	r = (struct rights){ all & PTE_RW, all & PTE_US, cpu->efer & EFER_NXE && any & PTE_XD };
-	if (!allowed(cpu, r, acc))
+	if (!walk_allowed(cpu, r, acc))
 		return page_fault(cpu, acc, true, res);
 	res->gpa = page_base(e, shift, w->entry_size) | (la & ((1ull << shift) - 1));
 	return GPT_OK;
@@ -247,6 +247,19 @@ enum gpt_status gpt_translate_memo(const struct gpt_cpu *cpu, uint64_t la, enum 
 	m->gpa = res->gpa & ~0xFFFull;
 	m->entry_size = (cpu->cr4 & CR4_PAE) ? 8 : 4;
 	return st;
+}
+
+const void *gpt_map_memo(const struct gpt_cpu *cpu, uint64_t la, size_t len, enum gpt_access acc,
+			 struct gpt_memo *m)
+{
+	struct gpt_result res;
+
+	/* One page: the next one may map anywhere, or nowhere. */
+	if (!len || (la & (PAGE_SIZE - 1)) + len > PAGE_SIZE ||
+	    gpt_translate_memo(cpu, la, acc, m, &res) != GPT_OK ||
+	    res.gpa >= cpu->ram_size || cpu->ram_size - res.gpa < len)
+		return NULL;
+	return cpu->ram + res.gpa;
 }
 
 /* Move len bytes between guest linear la and dst (reads) or src (writes), page by page. */

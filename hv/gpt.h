@@ -100,6 +100,14 @@ enum gpt_status gpt_translate_memo(const struct gpt_cpu *cpu, uint64_t la, enum 
 				   struct gpt_memo *m, struct gpt_result *res);
 
 /*
+ * Where the len bytes at la are in the hypervisor, for an access of kind acc: inside cpu->ram,
+ * when they lie in one page of it (gpt_translate_memo() with m, and no copy); NULL otherwise (a
+ * fault, a page crossed, memory outside RAM: gpt_copy_from_guest() copies them or says why).
+ */
+const void *gpt_map_memo(const struct gpt_cpu *cpu, uint64_t la, size_t len, enum gpt_access acc,
+			 struct gpt_memo *m);
+
+/*
  * Copy len bytes at guest linear address la into dst, translating page by page for acc
  * (GPT_READ, or GPT_FETCH for instruction bytes). On failure the bytes before the failing page
  * have been copied and res says what failed where.

@@ -79,6 +79,16 @@ enum gpt_status guest_translate(struct vcpu *v, uint64_t la, enum gpt_access acc
 	return gpt_translate_memo(&c, la, acc, memo, res);
 }
 
+const void *guest_map(struct vcpu *v, uint64_t la, size_t len, enum gpt_access acc,
+		      struct gpt_memo *memo)
+{
+	struct gpt_cpu c;
+	uint64_t pdptes[4];
+
+	walk_context(v, &c, pdptes);
+	return gpt_map_memo(&c, la, len, acc, memo);
+}
+
 enum insn_mode guest_code_mode(void)
 {
 	uint32_t cs_ar = vmread(VMCS_GUEST_CS_AR);

@@ -22,6 +22,9 @@ enum gpt_status guest_write(struct vcpu *v, uint64_t la, const void *src, size_t
  */
 enum gpt_status guest_translate(struct vcpu *v, uint64_t la, enum gpt_access acc,
 				struct gpt_memo *memo, struct gpt_result *res);
+/* The len bytes at la in the domain's RAM, when they lie in one page there (gpt_map_memo()). */
+const void *guest_map(struct vcpu *v, uint64_t la, size_t len, enum gpt_access acc,
+		      struct gpt_memo *memo);
 
 /* The default operand size of the code the VCPU is executing: 64-bit mode, or CS.D (SDM Vol. 3A 5.2.1). */
 enum insn_mode guest_code_mode(void);

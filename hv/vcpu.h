@@ -8,6 +8,7 @@
 #include "lib/spinlock.h"
 #include "hv/ept.h"
 #include "hv/exit_dr.h"
+#include "hv/gpt.h"
 #include "hv/msr_table.h"
 #include "hv/step.h"
 #include "hv/vapic.h"
@@ -85,6 +86,7 @@ struct vcpu {
 	struct ept_user ept;		/* the domain EPT generation its PCPU flushed for */
 	/* The virtual PMU and, for the soft backend, the single-stepping that feeds it. */
 	struct pmu_vcpu pmu;
+	struct gpt_memo pmu_walk;	/* the PV PMU's last look at guest memory (vcpu_pmu_guest_bytes) */
 	struct vcpu_step step;
 	struct vcpu_debug debug;	/* its DR0-DR3, DR6, DR7 (hv/exit_dr.c) */
 	uint64_t pmu_run_limit;		/* host TSC ticks the next guest run may last (0: no limit) */

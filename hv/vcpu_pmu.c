@@ -76,6 +76,11 @@ bool vcpu_pmu_read_guest(struct vcpu *v, void *dst, uint64_t la, uint64_t len)
 	return guest_read(v, dst, la, len, GPT_READ, &res) == GPT_OK;
 }
 
+const void *vcpu_pmu_guest_bytes(struct vcpu *v, uint64_t la, uint64_t len)
+{
+	return guest_map(v, la, len, GPT_READ, &v->pmu_walk);
+}
+
 bool vcpu_pmu_write_guest(struct vcpu *v, uint64_t la, const void *src, uint64_t len)
 {
 	struct gpt_result res;

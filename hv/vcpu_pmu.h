@@ -31,6 +31,13 @@ void hv_pmu_host_lvtpc(uint8_t vector, bool masked);
  * mapped read-only (NULL with *why when the request is bad), the PCPU, the guest TSC, a vector. */
 bool vcpu_pmu_read_guest(struct vcpu *v, void *dst, uint64_t la, uint64_t len);
 bool vcpu_pmu_write_guest(struct vcpu *v, uint64_t la, const void *src, uint64_t len);
+/*
+ * The len bytes the guest reads at la, when they lie in one page of its RAM: where they are in
+ * the hypervisor (until the guest runs again), with no copy; NULL: copy them with
+ * vcpu_pmu_read_guest(), which fails if the guest cannot read them. One walk per VCPU is
+ * remembered and checked entry by entry (hv/gpt.c), so a changed mapping is always seen.
+ */
+const void *vcpu_pmu_guest_bytes(struct vcpu *v, uint64_t la, uint64_t len);
 void *vcpu_pmu_map_area(struct vcpu *v, uint64_t gpa, unsigned nvcpus, const char **why);
 uint64_t vcpu_pmu_guest_tsc(struct vcpu *v);
 void vcpu_pmu_raise_vector(struct vcpu *v, uint8_t vector);

@@ -6,6 +6,7 @@
 #include "include/x86/pmu_msr.h"
 #include "pmu/pv.h"
 #include "lib/inject.h"
+#include "lib/cpu.h"
 
 /* The vPMU counters i-mode lives in, and the soft physical counters, are 48 bits. */
 #define WIDTH		48
@@ -311,49 +312,46 @@ static bool same_control(const struct pv_control *a, const struct pv_control *b)
 	return !diff;
 }
 
-/* HC_PMU_RESUME / HC_PMU_IRESUME: a thread's control and i-mode values become the VCPU's. */
-static int64_t resume(struct vcpu *v, uint64_t ctl_la, uint64_t values_la)
+/*
+ * A control other than the one the VCPU runs, or one with i-mode counters to start (at values,
+ * or their reset values when NULL): validated, it becomes the VCPU's and programs the counters.
+ */
+static int64_t load_control(struct vcpu *v, struct pv_vcpu_area *a, const struct pv_control *c,
+			    const uint64_t *values)
+{
+	struct pv_control *ctl = ctl_of(v);
+	uint32_t old;
+
+	if (!control_valid(v, c))
+		return -PV_EINVAL;
+	/* The counters are about to change: the backend's live values first, by the old control. */
+	pmu_sync(v);
+	if (!same_control(c, ctl))
+		a->active_seq++;
+	old = ctl->imode_mask;
+	*ctl = *c;
+	derive_counting(v);
+	if (!inject_on(INJECT_PV_STALE_ACTIVE))
+		a->active = *c;
+	load_imode(v, old, c, values);
+	pmu_reprogrammed(v);
+	return 0;
+}
+
+/*
+ * Sum_vcpu = 0, Start_vcpu = Phys (programmed) for the TSC and the a-mode counters (amode): the
+ * thread's own count restarts here.
+ */
+static void restart(struct vcpu *v, struct pv_vcpu_area *a, uint32_t amode)
 {
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
-	struct pv_vcpu_area *a = page_of(pv);
-	uint64_t values[PV_PMU_COUNTERS], buf[PV_PMU_COUNTERS];
-	struct pv_control c, *ctl;
+	uint64_t buf[PV_PMU_COUNTERS];
 	const uint64_t *row;
-	uint32_t old, amode;
-	bool same;
 
-	if (!a)
-		return -PV_EINVAL;
-	if (!vcpu_pmu_read_guest(v, &c, ctl_la, sizeof(c)) ||
-	    (values_la && !vcpu_pmu_read_guest(v, values, values_la, sizeof(values))))
-		return -PV_EFAULT;
-	ctl = &pv->pd->pv.ctl[pv->id];
-	/*
-	 * The control the VCPU runs was valid when it came; without i-mode counters to load again,
-	 * the same one again changes no programming: only Sum/Start restart below.
-	 */
-	same = same_control(&c, ctl);
-	if (!same || c.imode_mask) {
-		if (!control_valid(v, &c))
-			return -PV_EINVAL;
-		/* The counters are about to change: the backend's live values first, by the old control. */
-		pmu_sync(v);
-		if (!same)
-			a->active_seq++;
-		old = ctl->imode_mask;
-		*ctl = c;
-		derive_counting(v);
-		if (!inject_on(INJECT_PV_STALE_ACTIVE))
-			a->active = c;
-		load_imode(v, old, &c, values_la ? values : (const uint64_t *)0);
-		pmu_reprogrammed(v);
-	}
 	a->resumes++;
-	/* Sum_vcpu = 0, Start_vcpu = Phys (programmed): the thread's own count restarts here. */
 	a->tsc.sum_vcpu = 0;
 	a->tsc.start_vcpu = vcpu_pmu_guest_tsc(v);
 	publish_offset(a, PV_TSC);
-	amode = amode_mask(&c);
 	row = hw_phys ? phys_row(v, amode, buf) : pv->pd->pv.soft_phys[pv->id];
 	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++) {
 		a->ctr[i].sum_vcpu = 0;
@@ -361,6 +359,42 @@ static int64_t resume(struct vcpu *v, uint64_t ctl_la, uint64_t values_la)
 		publish_offset(a, i);
 	}
 	publish_row(a, hw_phys ? (const uint64_t *)0 : row);
+}
+
+/* HC_PMU_RESUME / HC_PMU_IRESUME: a thread's control and i-mode values become the VCPU's. */
+static int64_t resume(struct vcpu *v, uint64_t ctl_la, uint64_t values_la)
+{
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+	struct pv_vcpu_area *a = page_of(pv);
+	struct pv_control *ctl = &pv->pd->pv.ctl[pv->id];
+	uint64_t values[PV_PMU_COUNTERS];
+	const struct pv_control *g;
+	struct pv_control c;
+	int64_t r;
+
+	if (!a)
+		return -PV_EINVAL;
+	/*
+	 * The control the VCPU runs was valid when it came; without i-mode counters to load again,
+	 * the same one again changes no programming: only Sum/Start restart. It is compared where
+	 * the guest keeps it (the walk there remembered); any other is copied first, and only the
+	 * copy is looked at (the guest may change its own meanwhile).
+	 */
+	g = vcpu_pmu_guest_bytes(v, ctl_la, sizeof(c));
+	if (values_la || ctl->imode_mask || !g || !same_control(g, ctl)) {
+		if (g)
+			__builtin_memcpy(&c, g, sizeof(c));
+		else if (!vcpu_pmu_read_guest(v, &c, ctl_la, sizeof(c)))
+			return -PV_EFAULT;
+		if (values_la && !vcpu_pmu_read_guest(v, values, values_la, sizeof(values)))
+			return -PV_EFAULT;
+		if (!same_control(&c, ctl) || c.imode_mask) {
+			r = load_control(v, a, &c, values_la ? values : (const uint64_t *)0);
+			if (r)
+				return r;
+		}
+	}
+	restart(v, a, amode_mask(ctl));
 	return 0;
 }
 

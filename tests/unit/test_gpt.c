@@ -364,6 +364,28 @@ static void test_memo(void)
 	      "memo: PAE paging (PDPTEs are registers) is not remembered");
 }
 
+/* Bytes used in place through a remembered walk: in one page of RAM, a changed mapping seen. */
+static void test_map_memo(void)
+{
+	struct gpt_cpu cpu = cpu_for(LM_CR0, LM_CR4, LM_EFER, 0x1000);
+	struct gpt_memo m = { 0 };
+
+	cpu.ram = ram;
+	cpu.ram_size = RAM_SIZE;
+	build_4level();
+	check(gpt_map_memo(&cpu, 0x1abc, 72, GPT_READ, &m) == ram + 0x9abc && m.valid,
+	      "map: 72 bytes in one page of RAM, where the walk goes");
+	check(gpt_map_memo(&cpu, 0x1abc, 72, GPT_READ, &m) == ram + 0x9abc && m.hits == 1,
+	      "map: the same bytes again, by the remembered walk");
+	put64(0x6000 + 1 * 8, 0xb000 | P | RW | US);	/* the guest maps the page elsewhere */
+	check(gpt_map_memo(&cpu, 0x1abc, 72, GPT_READ, &m) == ram + 0xbabc && m.hits == 1,
+	      "map: a page-table change between two calls is seen (no exit tells)");
+	check(!gpt_map_memo(&cpu, 0x1fc0, 72, GPT_READ, &m),
+	      "map: bytes that cross into the next page: NULL (it may map anywhere)");
+	check(!gpt_map_memo(&cpu, 0x4000, 8, GPT_READ, &m), "map: a page outside RAM: NULL");
+	check(!gpt_map_memo(&cpu, 0x0, 8, GPT_READ, &m), "map: a page fault: NULL");
+}
+
 static void fill(uint64_t gpa, size_t len, uint8_t seed)
 {
 	for (size_t i = 0; i < len; i++)
@@ -446,5 +468,6 @@ int main(void)
 	direct = false;
 	test_ram_window();
 	test_memo();
+	test_map_memo();
 	return unit_summary();
 }

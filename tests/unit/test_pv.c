@@ -5,6 +5,7 @@
 #include "include/perfvisor/pmu_read.h"
 #include "pmu/vpmu.c"
 #include "pmu/pv.c"
+#include "hv/gpt.c"
 
 #define TOP		(1ull << 48)	/* 2^width of pv.c's soft counters */
 #define TICKS		3		/* guest TSC ticks per instruction */
@@ -25,11 +26,13 @@ struct vcpu {
 	uint8_t raised;		/* the last vector raised */
 	unsigned reprogrammed;	/* pmu_reprogrammed() calls */
 	uint64_t pmis;		/* overflows pv_overflow() left for the LVTPC */
+	struct gpt_memo walk;	/* hv/vcpu_pmu.c's remembered walk to guest bytes */
 };
 
 struct test_dom {
 	uint8_t ram[RAM_SIZE] __attribute__((aligned(4096)));
 	struct pmu_domain pd;
+	uint64_t cr3;		/* 4-level paging with its PML4 there; 0: paging off */
 	unsigned nvcpus;
 	struct vcpu vcpu[MAX_VCPUS];
 };
@@ -46,6 +49,25 @@ bool vcpu_pmu_read_guest(struct vcpu *v, void *dst, uint64_t la, uint64_t len)
 		return false;
 	memcpy(dst, v->d->ram + la, len);
 	return true;
+}
+
+static bool no_gpa(void *ctx, uint64_t gpa, void *buf, size_t len)
+{
+	(void)ctx;
+	(void)gpa;
+	(void)buf;
+	(void)len;
+	return false;
+}
+
+/* hv/vcpu_pmu.c's: the guest's own page tables walked, the walk remembered (hv/gpt.c). */
+const void *vcpu_pmu_guest_bytes(struct vcpu *v, uint64_t la, uint64_t len)
+{
+	struct gpt_cpu c = { .cr0 = v->d->cr3 ? CR0_PG | CR0_PE : 0, .cr3 = v->d->cr3,
+			     .cr4 = v->d->cr3 ? CR4_PAE : 0, .efer = v->d->cr3 ? EFER_LMA : 0,
+			     .read_gpa = no_gpa, .ram = v->d->ram, .ram_size = RAM_SIZE };
+
+	return gpt_map_memo(&c, la, len, GPT_READ, &v->walk);
 }
 
 bool vcpu_pmu_write_guest(struct vcpu *v, uint64_t la, const void *src, uint64_t len)
@@ -834,6 +856,52 @@ static void test_no_leak(void)
 	check(hc(v, HC_PMU_READ, 0, 0) == 40, "nor Phys* (%lld)", (long long)hc(v, HC_PMU_READ, 0, 0));
 }
 
+/* An 8-byte entry of the guest's page tables, at gpa of d's RAM. */
+static void put_pte(struct test_dom *d, uint64_t gpa, uint64_t e)
+{
+	memcpy(d->ram + gpa, &e, sizeof(e));
+}
+
+/*
+ * The guest kernel changes its page tables between two resumes, and nothing exits for it: the
+ * remembered walk to the control must not be taken, the control the new mapping shows is the
+ * one loaded. The same mapping again is compared in place, with no copy and no load.
+ */
+static void test_resume_remapped(void)
+{
+	static const struct pv_control ctl_c = {
+		.ncounters = 1, .evtsel = { EVTSEL(ARCH_EVENT_CORE_CYCLES) } };
+	struct pv_vcpu_area *page;
+	struct vcpu *v;
+	uint64_t seq;
+
+	fresh(0, 1000);
+	v = fresh_dom(&dom0, 1);
+	/* 4-level paging: PML4 at 0xa000 down to one table, linear page k on physical page k. */
+	dom0.cr3 = 0xa000;
+	put_pte(&dom0, 0xa000, 0xb000 | 3);
+	put_pte(&dom0, 0xb000, 0xc000 | 3);
+	put_pte(&dom0, 0xc000, 0xd000 | 3);
+	for (uint64_t k = 0; k < RAM_SIZE / 4096; k++)
+		put_pte(&dom0, 0xd000 + k * 8, k << 12 | 3);
+	memcpy(dom0.ram + 0x1000, &ctl_ab, sizeof(ctl_ab));
+	memcpy(dom0.ram + 0x2000, &ctl_c, sizeof(ctl_c));
+	hc_setup(v);
+	page = area(v);
+	check(!hc(v, HC_PMU_RESUME, 0x1000, 0) && !memcmp(&page->active, &ctl_ab, sizeof(ctl_ab)),
+	      "paging: RESUME loads the control its linear address maps to");
+	seq = page->active_seq;
+	check(!hc(v, HC_PMU_RESUME, 0x1000, 0) && page->active_seq == seq && v->walk.hits == 1 &&
+	      v->reprogrammed == 1, "paging: the same control again, by the remembered walk, "
+	      "compared in place: nothing loaded");
+	put_pte(&dom0, 0xd000 + 1 * 8, 0x2000 | 3);	/* linear 0x1000 now maps ctl_c's page */
+	check(!hc(v, HC_PMU_RESUME, 0x1000, 0) && page->active_seq == seq + 1 &&
+	      !memcmp(&page->active, &ctl_c, sizeof(ctl_c)) && amode_mask(ctl_of(v)) == 1 &&
+	      v->reprogrammed == 2,
+	      "paging: a page-table change between two resumes: the control mapped now is loaded");
+	dom0.cr3 = 0;
+}
+
 int main(void)
 {
 	test_wrap_sext();
@@ -858,5 +926,6 @@ int main(void)
 	test_imode();
 	test_bad_calls();
 	test_no_leak();
+	test_resume_remapped();
 	return unit_summary();
 }
