@@ -2,6 +2,7 @@
 #ifndef PERFVISOR_PMU_READ_H
 #define PERFVISOR_PMU_READ_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "include/perfvisor/pmu.h"
@@ -36,10 +37,12 @@
  * pv_thread_counts) the guest kernel writes only while the thread is switched out, never during
  * one of its loads, and every switch-in counts resumes up: plain loads between the barriers of
  * one attempt (pv_read_snap) see them all from one stretch or the attempt is thrown away, and
- * the compiler may fold them into the arithmetic (an atomic load is always an instruction of its
- * own).
+ * the compiler may fold them into the arithmetic. A page field is read as the Linux kernel's
+ * READ_ONCE() does, by a volatile access: the compiler emits it exactly once, and on x86-64 a
+ * naturally aligned field of at most 8 bytes is one load, so whole (an atomic load is that
+ * too, but GCC 12 also computes its address apart, instructions a read pays per counter).
  */
-#define PV_LOAD(p)	__atomic_load_n((p), __ATOMIC_RELAXED)
+#define PV_LOAD(p)	(*(const volatile __typeof__(*(p)) *)(p))
 
 /* v modulo 2^width (width 1..64). */
 static inline uint64_t pv_wrap(uint64_t v, unsigned width)
@@ -71,6 +74,8 @@ struct pv_thread_counts {
 	uint32_t mask;			/* bit i: value i counts in a-mode (PV_TSC always) */
 					/* while it counts; 0 after: reads take sum[] */
 	int smp_id;			/* the VCPU it last resumed on */
+	/* The counters of mask in order, as the generic read walks them: no bit scan. */
+	uint8_t nctr, ctr[PV_PMU_COUNTERS];
 };
 
 /* VCPU k's page of the shared area whose first page is at base. */
@@ -164,6 +169,9 @@ static inline uint64_t pv_thread_resume(struct pv_thread_counts *t, const void *
 	t->smp_id = smp_id;
 	t->area = a;
 	t->mask = (((1u << n) - 1) & ~PV_LOAD(&a->active.imode_mask)) | 1u << PV_TSC;
+	t->nctr = 0;
+	for (uint32_t m = t->mask & ((1u << PV_PMU_COUNTERS) - 1); m; m &= m - 1)
+		t->ctr[t->nctr++] = (uint8_t)__builtin_ctz(m);
 	return pv_sample(a, t->mask, ops, t->start);
 }
 
@@ -209,7 +217,7 @@ static inline uint64_t pv_log_of(const struct pv_thread_counts *t, uint64_t offs
  * Each catches what the other misses: a switch with RESUME skipped, or a move away, changes no
  * page the reader reads; a deschedule changes no thread field. The seed's reader checks smp_id
  * and Start*_thread of the TSC where this one checks resumes, which misses nothing they catch:
- * only pv_thread_resume() writes them (with area, start[] and mask; sum[] changes at a
+ * only pv_thread_resume() writes them (with area, start[], mask and ctr[]; sum[] changes at a
  * suspension, which a resumption follows before the thread runs again), and it counts resumes
  * up. It catches more: a 64-bit count never comes back to a value, while smp_id does after a
  * move away and back, and Start*_thread is the same small number after two RESUMEs that took
@@ -259,18 +267,24 @@ static inline void pv_read(const struct pv_thread_counts *t, const struct pv_rea
 		log[i] = 0;
 	do {
 		uint64_t wrap;
-		int soft;
 
 		pv_snap_take(&s, t);
-		/* What is the same for every counter is loaded once per attempt. */
+		/* What is the same for every counter is loaded once per attempt, and tested once. */
 		wrap = PV_LOAD(&s.a->wrap);
-		soft = PV_LOAD(&s.a->flags) & PV_FLAG_SOFT_PHYS;
-		for (uint32_t m = mask & ((1u << PV_PMU_COUNTERS) - 1); m; m &= m - 1) {
-			unsigned i = __builtin_ctz(m);
-			uint64_t phys = soft ? PV_LOAD(&s.a->soft_phys[i]) :
-				ops->rdpmc(ops->ctx, PV_LOAD(&s.a->rdpmc_index[i]));
+		if (PV_LOAD(&s.a->flags) & PV_FLAG_SOFT_PHYS) {
+			for (unsigned k = 0; k < t->nctr; k++) {
+				size_t i = t->ctr[k];
 
-			log[i] = pv_log_of(t, PV_LOAD(&s.a->offset[i]), i, phys, wrap);
+				log[i] = pv_log_of(t, PV_LOAD(&s.a->offset[i]), i,
+						   PV_LOAD(&s.a->soft_phys[i]), wrap);
+			}
+		} else {
+			for (unsigned k = 0; k < t->nctr; k++) {
+				size_t i = t->ctr[k];
+				uint64_t phys = ops->rdpmc(ops->ctx, PV_LOAD(&s.a->rdpmc_index[i]));
+
+				log[i] = pv_log_of(t, PV_LOAD(&s.a->offset[i]), i, phys, wrap);
+			}
 		}
 		/* Counting, the TSC always counts (pv_thread_resume). */
 		log[PV_TSC] = pv_log_of(t, PV_LOAD(&s.a->offset[PV_TSC]), PV_TSC,
