@@ -159,6 +159,15 @@ bool vcpu_pmu_read_guest(struct vcpu *v, void *dst, uint64_t la, uint64_t len)
 	return true;
 }
 
+/* hv/vcpu_pmu.c: the same bytes in place, when they lie in one page. */
+const void *vcpu_pmu_guest_bytes(struct vcpu *v, uint64_t la, uint64_t len)
+{
+	(void)v;
+	if (!len || (la & 0xFFF) + len > 4096 || !ept_allows(la, len, EPT_R))
+		return NULL;
+	return ept_byte(la);
+}
+
 /* Through the EPT, all or nothing: a page without W (the area's) refuses the whole write. */
 static bool ept_write(uint64_t gpa, const void *src, uint64_t len)
 {
