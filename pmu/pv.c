@@ -226,10 +226,14 @@ void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
 		}
 		return;
 	}
+	/* The page shows each soft counter as it changes (setup() showed them all). */
 	row = pv->pd->pv.soft_phys[pv->id];
-	for (; m; m &= m - 1)
-		row[__builtin_ctz(m)] = (row[__builtin_ctz(m)] + n) & WIDTH_MASK;
-	publish_row(a, row);
+	for (; m; m &= m - 1) {
+		unsigned i = __builtin_ctz(m);
+
+		row[i] = (row[i] + n) & WIDTH_MASK;
+		a->soft_phys[i] = row[i];
+	}
 }
 
 uint32_t pv_active_at(struct vcpu *v, unsigned cpl)
@@ -340,25 +344,27 @@ static int64_t load_control(struct vcpu *v, struct pv_vcpu_area *a, const struct
 
 /*
  * Sum_vcpu = 0, Start_vcpu = Phys (programmed) for the TSC and the a-mode counters (amode): the
- * thread's own count restarts here.
+ * thread's own count restarts here. The offsets readers add are Sum_vcpu - Start_vcpu = -Phys;
+ * the page already shows the soft counters (pv_count()).
  */
 static void restart(struct vcpu *v, struct pv_vcpu_area *a, uint32_t amode)
 {
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
-	uint64_t buf[PV_PMU_COUNTERS];
+	uint64_t buf[PV_PMU_COUNTERS], tsc = vcpu_pmu_guest_tsc(v);
 	const uint64_t *row;
 
 	a->resumes++;
 	a->tsc.sum_vcpu = 0;
-	a->tsc.start_vcpu = vcpu_pmu_guest_tsc(v);
-	publish_offset(a, PV_TSC);
+	a->tsc.start_vcpu = tsc;
+	a->offset[PV_TSC] = -tsc;
 	row = hw_phys ? phys_row(v, amode, buf) : pv->pd->pv.soft_phys[pv->id];
 	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++) {
+		uint64_t start = amode >> i & 1 ? row[i] : 0;
+
 		a->ctr[i].sum_vcpu = 0;
-		a->ctr[i].start_vcpu = amode >> i & 1 ? row[i] : 0;
-		publish_offset(a, i);
+		a->ctr[i].start_vcpu = start;
+		a->offset[i] = -start;
 	}
-	publish_row(a, hw_phys ? (const uint64_t *)0 : row);
 }
 
 /* HC_PMU_RESUME / HC_PMU_IRESUME: a thread's control and i-mode values become the VCPU's. */
@@ -476,6 +482,8 @@ static int64_t setup(struct vcpu *v, uint64_t gpa, uint64_t nvcpus)
 		a->wrap = pv_wrap(~0ull, phys_width);
 		for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
 			a->rdpmc_index[i] = i;
+		/* From here on each soft counter's page shows it as it changes. */
+		publish_row(a, hw_phys ? (const uint64_t *)0 : d->soft_phys[k]);
 	}
 	d->nvcpus = (unsigned)nvcpus;
 	__atomic_store_n(&d->area, base, __ATOMIC_RELEASE);
