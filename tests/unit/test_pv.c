@@ -856,6 +856,26 @@ static void test_no_leak(void)
 	check(hc(v, HC_PMU_READ, 0, 0) == 40, "nor Phys* (%lld)", (long long)hc(v, HC_PMU_READ, 0, 0));
 }
 
+/*
+ * VCPU 1 never switched in since VCPU 0's SETUP: its page shows its soft counters all the same
+ * (they start far from 0 here), so its first thread reads what it ran, not minus their start.
+ */
+static void test_setup_shows_every_row(void)
+{
+	struct pv_thread_counts t = { 0 };
+	struct vcpu *v;
+
+	fresh(TOP / 2 + 12345, 1000);
+	v = fresh_dom(&dom0, 2);
+	hc_setup(&v[0]);
+	check(area(&v[1])->soft_phys[0] == TOP / 2 + 12345 &&
+	      area(&v[1])->soft_phys[3] == TOP / 2 + 12345,
+	      "SETUP: every VCPU's page shows its soft counters");
+	thread_in(&v[1], &t, &ctl_ab, 0);
+	run(&v[1], 100);
+	check_read(&t, 100, 25, 300, "VCPU 1's first thread reads its own events");
+}
+
 /* An 8-byte entry of the guest's page tables, at gpa of d's RAM. */
 static void put_pte(struct test_dom *d, uint64_t gpa, uint64_t e)
 {
@@ -927,5 +947,6 @@ int main(void)
 	test_bad_calls();
 	test_no_leak();
 	test_resume_remapped();
+	test_setup_shows_every_row();
 	return unit_summary();
 }
