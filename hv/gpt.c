@@ -200,41 +200,50 @@ enum gpt_status gpt_translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_a
 }
 
 /* The walk m remembers is the one la's page would take now: same state, same entries. */
-static bool memo_holds(const struct gpt_cpu *cpu, const struct gpt_memo *m, uint64_t la,
-		       enum gpt_access acc)
+static inline bool memo_holds(const struct gpt_cpu *cpu, const struct gpt_memo *m, uint64_t la,
+			      enum gpt_access acc)
 {
-	uint64_t e;
+	uint64_t e, diff = 0;
 
 	if (!m->valid || m->la_page != la >> 12 || m->acc != acc || m->cr0 != cpu->cr0 ||
 	    m->cr3 != cpu->cr3 || m->cr4 != cpu->cr4 || m->efer != cpu->efer || m->cpl != cpu->cpl)
 		return false;
+	/* Every entry inside the same RAM window (checked when remembered): plain loads. */
+	if (m->ram && m->ram == cpu->ram && m->ram_size == cpu->ram_size) {
+		if (m->entry_size == 8) {
+			for (unsigned i = 0; i < m->n; i++) {
+				__builtin_memcpy(&e, m->ram + m->entry_gpa[i], 8);
+				diff |= e ^ m->entry[i];
+			}
+		} else {
+			for (unsigned i = 0; i < m->n; i++) {
+				uint32_t e32;
+
+				__builtin_memcpy(&e32, m->ram + m->entry_gpa[i], 4);
+				diff |= e32 ^ m->entry[i];
+			}
+		}
+		return !diff;
+	}
 	for (unsigned i = 0; i < m->n; i++)
 		if (!read_entry(cpu, m->entry_gpa[i], m->entry_size, &e) || e != m->entry[i])
 			return false;
 	return true;
 }
 
-enum gpt_status gpt_translate_memo(const struct gpt_cpu *cpu, uint64_t la, enum gpt_access acc,
-				   struct gpt_memo *m, struct gpt_result *res)
+/* No remembered walk holds: walk, and remember it if it may be taken again. */
+static __attribute__((noinline)) enum gpt_status
+memo_walk(const struct gpt_cpu *cpu, uint64_t la, enum gpt_access acc, struct gpt_memo *m,
+	  struct gpt_result *res)
 {
-	bool pae = (cpu->cr0 & CR0_PG) && (cpu->cr4 & CR4_PAE) && !(cpu->efer & EFER_LMA);
 	enum gpt_status st;
 
-	if (!m)
-		return translate(cpu, la, acc, res, m);
-	if (!(cpu->efer & EFER_LMA))
-		la = (uint32_t)la;
-	if (memo_holds(cpu, m, la, acc)) {
-		m->hits++;
-		res->la = la;
-		res->gpa = m->gpa | (la & 0xFFF);
-		return GPT_OK;
-	}
 	m->valid = false;
 	m->n = 0;
 	st = translate(cpu, la, acc, res, m);
 	/* PAE paging's PDPTEs come from registers, not memory: such walks are not remembered. */
-	if (st != GPT_OK || pae)
+	if (st != GPT_OK ||
+	    ((cpu->cr0 & CR0_PG) && (cpu->cr4 & CR4_PAE) && !(cpu->efer & EFER_LMA)))
 		return st;
 	m->valid = true;
 	m->cr0 = cpu->cr0;
@@ -246,7 +255,33 @@ enum gpt_status gpt_translate_memo(const struct gpt_cpu *cpu, uint64_t la, enum 
 	m->la_page = la >> 12;
 	m->gpa = res->gpa & ~0xFFFull;
 	m->entry_size = (cpu->cr4 & CR4_PAE) ? 8 : 4;
+	m->ram = cpu->ram;
+	m->ram_size = cpu->ram_size;
+	for (unsigned i = 0; i < m->n; i++)
+		if (m->entry_gpa[i] >= cpu->ram_size || cpu->ram_size - m->entry_gpa[i] < m->entry_size)
+			m->ram = (const uint8_t *)0;
 	return st;
+}
+
+/* gpt_translate_memo(), its check inlined into the caller: the walk only when it must. */
+static inline enum gpt_status memo_translate(const struct gpt_cpu *cpu, uint64_t la,
+					     enum gpt_access acc, struct gpt_memo *m,
+					     struct gpt_result *res)
+{
+	if (!(cpu->efer & EFER_LMA))
+		la = (uint32_t)la;
+	if (!memo_holds(cpu, m, la, acc))
+		return memo_walk(cpu, la, acc, m, res);
+	m->hits++;
+	res->la = la;
+	res->gpa = m->gpa | (la & 0xFFF);
+	return GPT_OK;
+}
+
+enum gpt_status gpt_translate_memo(const struct gpt_cpu *cpu, uint64_t la, enum gpt_access acc,
+				   struct gpt_memo *m, struct gpt_result *res)
+{
+	return m ? memo_translate(cpu, la, acc, m, res) : translate(cpu, la, acc, res, m);
 }
 
 const void *gpt_map_memo(const struct gpt_cpu *cpu, uint64_t la, size_t len, enum gpt_access acc,
@@ -256,7 +291,7 @@ const void *gpt_map_memo(const struct gpt_cpu *cpu, uint64_t la, size_t len, enu
 
 	/* One page: the next one may map anywhere, or nowhere. */
 	if (!len || (la & (PAGE_SIZE - 1)) + len > PAGE_SIZE ||
-	    gpt_translate_memo(cpu, la, acc, m, &res) != GPT_OK ||
+	    memo_translate(cpu, la, acc, m, &res) != GPT_OK ||
 	    res.gpa >= cpu->ram_size || cpu->ram_size - res.gpa < len)
 		return NULL;
 	return cpu->ram + res.gpa;

@@ -88,6 +88,9 @@ struct gpt_memo {
 	uint64_t gpa;		/* the page it maps la's page to */
 	unsigned n, entry_size;
 	uint64_t entry_gpa[GPT_MEMO_ENTRIES], entry[GPT_MEMO_ENTRIES];
+	/* The RAM window every entry lay in (NULL: some did not): they are loaded from it again. */
+	const uint8_t *ram;
+	uint64_t ram_size;
 	uint64_t hits;		/* translations that needed no walk */
 };
 
@@ -101,8 +104,9 @@ enum gpt_status gpt_translate_memo(const struct gpt_cpu *cpu, uint64_t la, enum 
 
 /*
  * Where the len bytes at la are in the hypervisor, for an access of kind acc: inside cpu->ram,
- * when they lie in one page of it (gpt_translate_memo() with m, and no copy); NULL otherwise (a
- * fault, a page crossed, memory outside RAM: gpt_copy_from_guest() copies them or says why).
+ * when they lie in one page of it (gpt_translate_memo() with m, which must not be NULL, and no
+ * copy); NULL otherwise (a fault, a page crossed, memory outside RAM: gpt_copy_from_guest()
+ * copies them or says why).
  */
 const void *gpt_map_memo(const struct gpt_cpu *cpu, uint64_t la, size_t len, enum gpt_access acc,
 			 struct gpt_memo *m);
