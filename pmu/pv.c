@@ -358,6 +358,8 @@ static void restart(struct vcpu *v, struct pv_vcpu_area *a, uint32_t amode)
 	a->tsc.start_vcpu = tsc;
 	a->offset[PV_TSC] = -tsc;
 	row = hw_phys ? phys_row(v, amode, buf) : pv->pd->pv.soft_phys[pv->id];
+	/* Unrolled: constant offsets, a select per counter and no branch. */
+#pragma GCC unroll 4
 	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++) {
 		uint64_t start = amode >> i & 1 ? row[i] : 0;
 
