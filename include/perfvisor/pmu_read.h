@@ -2,6 +2,7 @@
 #ifndef PERFVISOR_PMU_READ_H
 #define PERFVISOR_PMU_READ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -76,6 +77,9 @@ struct pv_thread_counts {
 	int smp_id;			/* the VCPU it last resumed on */
 	/* The counters of mask in order, as the generic read walks them: no bit scan. */
 	uint8_t nctr, ctr[PV_PMU_COUNTERS];
+	/* Its page's PV_FLAG_SOFT_PHYS and wrap, which every page of the area has alike. */
+	bool soft;
+	uint64_t wrap;
 };
 
 /* VCPU k's page of the shared area whose first page is at base. */
@@ -169,6 +173,8 @@ static inline uint64_t pv_thread_resume(struct pv_thread_counts *t, const void *
 	t->smp_id = smp_id;
 	t->area = a;
 	t->mask = (((1u << n) - 1) & ~PV_LOAD(&a->active.imode_mask)) | 1u << PV_TSC;
+	t->soft = PV_LOAD(&a->flags) & PV_FLAG_SOFT_PHYS;
+	t->wrap = PV_LOAD(&a->wrap);
 	t->nctr = 0;
 	for (uint32_t m = t->mask & ((1u << PV_PMU_COUNTERS) - 1); m; m &= m - 1)
 		t->ctr[t->nctr++] = (uint8_t)__builtin_ctz(m);
@@ -217,11 +223,11 @@ static inline uint64_t pv_log_of(const struct pv_thread_counts *t, uint64_t offs
  * Each catches what the other misses: a switch with RESUME skipped, or a move away, changes no
  * page the reader reads; a deschedule changes no thread field. The seed's reader checks smp_id
  * and Start*_thread of the TSC where this one checks resumes, which misses nothing they catch:
- * only pv_thread_resume() writes them (with area, start[], mask and ctr[]; sum[] changes at a
- * suspension, which a resumption follows before the thread runs again), and it counts resumes
- * up. It catches more: a 64-bit count never comes back to a value, while smp_id does after a
- * move away and back, and Start*_thread is the same small number after two RESUMEs that took
- * as long.
+ * only pv_thread_resume() writes them (with area, start[], mask, ctr[], soft and wrap; sum[]
+ * changes at a suspension, which a resumption follows before the thread runs again), and it
+ * counts resumes up. It catches more: a 64-bit count never comes back to a value, while smp_id
+ * does after a move away and back, and Start*_thread is the same small number after two
+ * RESUMEs that took as long.
  */
 struct pv_read_snap {
 	uint64_t resumes, vcpu_start;
@@ -250,7 +256,9 @@ static inline int pv_snap_changed(const struct pv_read_snap *s, const struct pv_
  * a-mode counters and the TSC from one stretch (pv_read_snap), 0 for the other counters. Once
  * it stopped counting (mask 0): its counts at the stop, Sum_thread (0 for values it did not
  * count). mask changes only by the thread's own system calls (each resumption of one control
- * sets the same): it is loaded once, outside the retry. The generic read, for several values.
+ * sets the same): it is loaded once, outside the retry. The generic read, for several values:
+ * it walks the thread's list of counters and takes the page's kind and wrap as the thread
+ * keeps them (pv_thread_resume()), no bit scan and no test per counter.
  */
 static inline void pv_read(const struct pv_thread_counts *t, const struct pv_read_ops *ops,
 			   uint64_t log[PV_NVALUES])
@@ -266,24 +274,20 @@ static inline void pv_read(const struct pv_thread_counts *t, const struct pv_rea
 	for (unsigned i = 0; i < PV_PMU_COUNTERS; i++)
 		log[i] = 0;
 	do {
-		uint64_t wrap;
-
 		pv_snap_take(&s, t);
-		/* What is the same for every counter is loaded once per attempt, and tested once. */
-		wrap = PV_LOAD(&s.a->wrap);
-		if (PV_LOAD(&s.a->flags) & PV_FLAG_SOFT_PHYS) {
+		if (t->soft) {
 			for (unsigned k = 0; k < t->nctr; k++) {
 				size_t i = t->ctr[k];
 
 				log[i] = pv_log_of(t, PV_LOAD(&s.a->offset[i]), i,
-						   PV_LOAD(&s.a->soft_phys[i]), wrap);
+						   PV_LOAD(&s.a->soft_phys[i]), t->wrap);
 			}
 		} else {
 			for (unsigned k = 0; k < t->nctr; k++) {
 				size_t i = t->ctr[k];
 				uint64_t phys = ops->rdpmc(ops->ctx, PV_LOAD(&s.a->rdpmc_index[i]));
 
-				log[i] = pv_log_of(t, PV_LOAD(&s.a->offset[i]), i, phys, wrap);
+				log[i] = pv_log_of(t, PV_LOAD(&s.a->offset[i]), i, phys, t->wrap);
 			}
 		}
 		/* Counting, the TSC always counts (pv_thread_resume). */
