@@ -12,6 +12,7 @@
 #define DSDT_AT		(ACPI_AREA + 0x280)
 #define MADT_AT		(ACPI_AREA + 0x300)
 #define AREA_USED	0x400
+#define DSDT_ROOM	(MADT_AT - DSDT_AT)
 
 #define HDR_LEN		36	/* 5.2.6: the system description table header */
 #define RSDP_LEN	36	/* 5.2.5.3, revision 2 */
@@ -110,6 +111,34 @@ static void build_fadt(uint8_t *t)
 	seal(t);
 }
 
+/*
+ * The DSDT's one device, COM1 (AML, ACPI 6.5 chapter 20; resource descriptors 6.4.2):
+ * Scope (\_SB) { Device (COM1) { Name (_HID, EisaId ("PNP0501")) Name (_UID, 1)
+ *   Name (_CRS, ResourceTemplate () { IO (Decode16, 0x3F8, 0x3F8, 1, 8) IRQNoFlags () {4} }) } }
+ * A hardware-reduced platform has no legacy PIC, so an OS maps no ISA IRQ unless a device asks
+ * for it: without this Linux's 8250 driver cannot get IRQ 4 and its tty refuses every write.
+ */
+static const uint8_t dsdt_com1[] = {
+	0x10, 0x32, '_', 'S', 'B', '_',				/* Scope, 50 bytes */
+	0x5b, 0x82, 0x2b, 'C', 'O', 'M', '1',			/* Device, 43 bytes */
+	0x08, '_', 'H', 'I', 'D', 0x0c, 0x41, 0xd0, 0x05, 0x01,	/* DWord: EisaId PNP0501 */
+	0x08, '_', 'U', 'I', 'D', 0x01,				/* One */
+	0x08, '_', 'C', 'R', 'S', 0x11, 0x10, 0x0a, 0x0d,	/* Buffer, 13 bytes: */
+	0x47, 0x01, 0xf8, 0x03, 0xf8, 0x03, 0x01, 0x08,		/* I/O port, 16-bit decode */
+	0x22, 0x10, 0x00,					/* IRQ mask: IRQ 4 */
+	0x79, 0x00,						/* end tag */
+};
+
+_Static_assert(HDR_LEN + sizeof(dsdt_com1) <= DSDT_ROOM, "the DSDT runs into the MADT");
+
+static void build_dsdt(uint8_t *t)
+{
+	header(t, "DSDT", HDR_LEN + sizeof(dsdt_com1), 2);
+	for (unsigned i = 0; i < sizeof(dsdt_com1); i++)
+		t[HDR_LEN + i] = dsdt_com1[i];
+	seal(t);
+}
+
 static void build_facs(uint8_t *t)
 {
 	put_bytes(t, "FACS", 4);
@@ -132,8 +161,7 @@ const char *acpi_build(void *ram, uint64_t ram_size, unsigned nvcpus)
 	build_madt(a + MADT_AT, nvcpus);
 	build_fadt(a + FADT_AT);
 	build_facs(a + FACS_AT);
-	header(a + DSDT_AT, "DSDT", HDR_LEN, 2);	/* no devices to describe: no AML */
-	seal(a + DSDT_AT);
+	build_dsdt(a + DSDT_AT);
 
 	header(a + RSDT_AT, "RSDT", HDR_LEN + 2 * 4, 1);
 	put(a + RSDT_AT + HDR_LEN, FADT_AT, 4);

@@ -76,6 +76,7 @@ static bool arm(struct vcpu *v, uint64_t la, enum step_bp why)
 		return false;
 	k = __builtin_ctz(free);
 	dr_set_slot(k, la);
+	s->fast.slot_la[k] = la;
 	s->bp_slots |= 1u << k;
 	s->bp_dr7 |= 1ull << (2 * k);
 	s->bp = why;
@@ -103,8 +104,7 @@ static void start(struct vcpu *v)
 	v->step.active = true;
 }
 
-/* Bochs leaves the single-step bit in the pending debug exceptions on every exit: clear it. */
-static void clear_pending_step(void)
+void step_clear_pending(void)
 {
 	uint64_t pend = vmread(VMCS_GUEST_PENDING_DBG);
 
@@ -117,7 +117,7 @@ static void stop(struct vcpu *v)
 	/* #DB stays intercepted: the guest's DR6 is a shadow (hv/exit_dr.c). */
 	vmwrite(VMCS_EXCEPTION_BITMAP, v->step.exc_saved | 1u << EXC_DB);
 	set_tf(false);
-	clear_pending_step();
+	step_clear_pending();
 	disarm_breakpoint(v);
 	v->step.active = false;
 	v->step.insn_valid = false;
@@ -190,6 +190,7 @@ static bool start_block(struct vcpu *v)
 		vmwrite(VMCS_GUEST_RFLAGS, vmread(VMCS_GUEST_RFLAGS) | RFLAGS_RF);
 	s->block_on = true;
 	s->block_cpl = cpl;
+	step_fast_plan(v, cpl, room);
 	return true;
 }
 
@@ -318,6 +319,7 @@ static void plan_entry(struct vcpu *v)
 	unsigned n;
 
 	s->ring0_sce = s->ring0_nmi = false;
+	s->fast.on = false;
 	if (!s->want) {
 		if (s->active)
 			stop(v);
@@ -375,7 +377,8 @@ void step_on_exit(struct vcpu *v)
 		ring0_after_run(v);
 	if (!v->step.active)
 		return;
-	clear_pending_step();
+	step_clear_pending();
+	step_fast_flush(v);
 	/* The shadow ends when the instruction it covers retires or an event is delivered. */
 	if (v->step.sti_shadow && vmread(VMCS_GUEST_RIP) != v->step.sti_shadow_rip)
 		v->step.sti_shadow = false;
@@ -439,7 +442,7 @@ bool step_handle_db(struct vcpu *v, uint64_t qual)
 
 	if (!s->active)
 		return false;
-	clear_pending_step();
+	step_clear_pending();
 	if ((qual & DR6_BS) && s->insn_valid && s->insn.rep_string &&
 	    vmread(VMCS_GUEST_RIP) == s->insn_rip) {
 		/*

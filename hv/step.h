@@ -7,6 +7,7 @@
 
 #include "hv/step_block.h"
 #include "hv/step_cache.h"
+#include "hv/step_fast.h"
 #include "hv/step_pv.h"
 #include "pmu/pmu.h"
 
@@ -59,6 +60,7 @@ struct vcpu_step {
 	uint64_t blocks;	/* blocks run */
 	uint64_t block_insns;	/* instructions retired in blocks */
 	bool block_lost_said;	/* an exit at a RIP no block can stop at was reported */
+	struct step_fast fast;	/* the block breakpoint's fast path (hv/step_fast.c) */
 	struct step_pv pv;	/* its PV page, shut while its a-mode counters run blocks */
 	struct step_cache *cache;	/* decoded blocks (hv/step_cache.c), allocated at first use */
 	bool cache_failed;	/* no frames for it: blocks are decoded at every entry */
@@ -73,6 +75,8 @@ void step_on_exit(struct vcpu *v);
 bool step_handle_db(struct vcpu *v, uint64_t qual);
 /* A #UD exit: true when the stepper's cleared EFER.SCE caused it (the instruction is retried). */
 bool step_handle_ud(struct vcpu *v);
+/* Bochs leaves the single-step bit in the pending debug exceptions at every exit: clears it. */
+void step_clear_pending(void);
 /* True while the guest sits on the instruction after a stepped STI: interrupts wait. */
 bool step_sti_shadow(struct vcpu *v);
 

@@ -472,7 +472,7 @@ unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enu
 	b->n = 0;
 	b->branch = false;
 	b->loops = false;
-	b->ret = false;
+	b->ret = b->call = false;
 	b->ntargets = 0;
 	b->counted = b->dec_jnz = b->whole = false;
 	b->store_end = 0;
@@ -516,6 +516,7 @@ unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enu
 			}
 			b->ntargets = nt;
 			b->branch = true;
+			b->call = bytes[pos] == 0xe8;
 			b->off[++b->n] = (uint16_t)(pos + l);
 			if (nt == 2 && b->target[1] == rip && b->target[0] != rip)
 				counted_loop(bytes, mode, b);
@@ -537,7 +538,7 @@ unsigned step_block_cut(struct step_block *b, unsigned max)
 {
 	if (b->n > max) {
 		b->n = max;
-		b->branch = b->loops = b->ret = b->counted = b->dec_jnz = false;
+		b->branch = b->loops = b->ret = b->call = b->counted = b->dec_jnz = false;
 		b->ntargets = 0;
 	}
 	return b->n;

@@ -28,6 +28,7 @@ struct step_block {
 	bool branch;		/* instruction n - 1 is a direct branch */
 	bool loops;		/* one of its targets is the block's start: enter with RF set */
 	bool ret;		/* the branch is a near RET: its target is the caller's to read */
+	bool call;		/* the branch is a CALL: it writes its return address */
 	unsigned ret_pop;	/* at RSP + ret_pop at the block's start (64-bit mode) */
 	unsigned ntargets;	/* 1 (JMP, CALL) or 2 (conditional: fall-through, taken) */
 	uint64_t target[2];

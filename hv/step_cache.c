@@ -168,11 +168,31 @@ static bool hit(struct vcpu *v, const struct step_cache_entry *e, uint64_t rip, 
 	return e->gpa2 == STEP_CACHE_NO_PAGE || (next_page(v, la, &gpa2) && gpa2 == e->gpa2);
 }
 
+/* The cached block for the code at la (gpa: its translation), a hit counted; NULL: none. */
+static const struct step_block *find(struct vcpu *v, struct step_cache *c, uint64_t rip,
+				     uint64_t la, enum insn_mode mode, uint64_t gpa)
+{
+	const struct step_cache_entry *e = slot(c, gpa);
+
+	if (!hit(v, e, rip, la, mode, gpa))
+		return (const struct step_block *)0;
+	c->hits++;
+	return &e->b;
+}
+
+const struct step_block *step_cache_find(struct vcpu *v, uint64_t rip, uint64_t la,
+					 enum insn_mode mode, uint64_t gpa)
+{
+	return v->step.cache ? find(v, v->step.cache, rip, la, mode, gpa) :
+			       (const struct step_block *)0;
+}
+
 unsigned step_cache_block(struct vcpu *v, uint64_t rip, uint64_t la, enum insn_mode mode,
 			  unsigned max, struct step_block *b)
 {
 	struct step_cache *c = cache(v);
 	struct step_cache_entry *e = (struct step_cache_entry *)0;
+	const struct step_block *cached;
 	uint8_t bytes[BLOCK_BYTES];
 	struct gpt_result res;
 	uint64_t gpa, gpa2;
@@ -183,12 +203,12 @@ unsigned step_cache_block(struct vcpu *v, uint64_t rip, uint64_t la, enum insn_m
 		return 0;
 	gpa = res.gpa;
 	if (c) {
-		e = slot(c, gpa);
-		if (hit(v, e, rip, la, mode, gpa)) {
-			c->hits++;
-			*b = e->b;
+		cached = find(v, c, rip, la, mode, gpa);
+		if (cached) {
+			*b = *cached;
 			return step_block_cut(b, max);
 		}
+		e = slot(c, gpa);
 	}
 	len = fetch(v, la, gpa, bytes, &gpa2);
 	if (!step_block_decode(bytes, len, rip, mode, BLOCK_MAX, true, b))

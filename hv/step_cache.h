@@ -50,6 +50,12 @@ struct step_cache {
 unsigned step_cache_block(struct vcpu *v, uint64_t rip, uint64_t la, enum insn_mode mode,
 			  unsigned max, struct step_block *b);
 /*
+ * The cached block at rip (la, mode as above) whose first byte is at guest-physical gpa, the
+ * translation of la the caller vouches for: whole, with no fetch or decode; NULL: none.
+ */
+const struct step_block *step_cache_find(struct vcpu *v, uint64_t rip, uint64_t la,
+					 enum insn_mode mode, uint64_t gpa);
+/*
  * An EPT write violation at gpa: true when it hit a code page the cache protected (its blocks
  * are dropped from every VCPU's cache, the page is writable again and the write is retried).
  */

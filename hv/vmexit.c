@@ -146,7 +146,10 @@ bool vmexit_fast(struct vcpu *v)
 	v->total_exits++;
 	if (basic < EXIT_REASON_MAX)
 		v->exits[basic]++;
-	if (!fast_candidate(v, basic) || !fast_path_quiet(v))
+	/* While the soft PMU runs blocks, most exits are their breakpoints (hv/step_fast.c). */
+	if (!fast_candidate(v, basic))
+		return basic == EXIT_REASON_EXCEPTION_NMI && v->step.fast.on && step_fast_block(v);
+	if (!fast_path_quiet(v))
 		return false;
 	/* The guest's run ends here, before a handler changes what counts (once: see run_slice). */
 	if (__builtin_expect(v->pmu.run_counts, 0))

@@ -50,6 +50,8 @@ static void soft_programmed(struct vcpu *v)
 	pv->pv_guard = amode & STEP_EVENTS;
 	pv->stepping = (pv->active & STEP_EVENTS) || ((kernel ^ user) & CYCLE_EVENTS);
 	pv->step_ring0 = (kernel | pv_active_at(v, 0)) & STEP_EVENTS;
+	pv->step_batch = pv->acct == PMU_ACCT_GUEST && !pv->pv_guard &&
+			 !(pv->active & CYCLE_EVENTS);
 	vcpu_pmu_set_stepping(v, pv->stepping, pv->step_ring0);
 }
 

@@ -61,6 +61,8 @@ struct pmu_vcpu {
 	bool step_ring0;		/* at CPL 0 too: something counts instructions or branches there */
 	bool pv_guard;			/* its PV page shows soft counts of instructions or branches
 					 * (cached likewise): see pmu_pv_guard() */
+	bool step_batch;		/* the stepper may hand blocks' counts over in batches
+					 * (cached likewise): see pmu_step_batch() */
 	bool run_counts;		/* the PMU was live at the last VM entry and the exit ending
 					 * that run is not accounted yet (pmu_after_exit) */
 	enum pmu_acct acct;
@@ -122,6 +124,16 @@ uint64_t pmu_step_branch_room(struct vcpu *v, unsigned cpl);
 static inline bool pmu_pv_guard(const struct pmu_vcpu *pv)
 {
 	return pv->pv_guard;
+}
+/*
+ * The stepper may count blocks itself and tell the PMU their sum at its next ordinary exit
+ * (hv/step_fast.c), short of every overflow: nothing that the guest can see without an exit
+ * moves with them (no soft count in a paravirtual page), the exit hooks have no cycles to count
+ * and guest accounting charges the hypervisor's time to no counter.
+ */
+static inline bool pmu_step_batch(const struct pmu_vcpu *pv)
+{
+	return pmu_backend == PMU_BACKEND_SOFT && pv->step_batch;
 }
 /* The paravirtual PMU's hypercalls (HC_PMU_*). */
 static inline int64_t pmu_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3])

@@ -213,9 +213,48 @@ static void test_step_rings(void)
 	amode_at[0] = amode_at[3] = 0;
 }
 
+/*
+ * Blocks' counts in batches (pmu_step_batch(), hv/step_fast.c): only where nothing else moves
+ * with the guest's instructions between exits: no cycles (counted at every exit), no a-mode
+ * counts in the guest's page, and no hypervisor time charged to a counter (guest accounting).
+ */
+static void test_step_batch(void)
+{
+	static const struct {
+		enum pmu_acct acct;
+		uint32_t amode3;
+		bool cycles, batch;
+		const char *what;
+	} cases[] = {
+		{ PMU_ACCT_GUEST, 0, false, true, "instructions and branches, guest accounting" },
+		{ PMU_ACCT_VCPU, 0, false, false, "vcpu accounting: the hypervisor's work counts" },
+		{ PMU_ACCT_HYBRID, 0, false, false, "hybrid accounting: its cycles count" },
+		{ PMU_ACCT_GUEST, 0, true, false, "a cycles counter too" },
+		{ PMU_ACCT_GUEST, 1u << VPMU_EV_INSTRUCTIONS, false, false,
+		  "an a-mode instructions counter: its page shows the count" },
+		{ PMU_ACCT_GUEST, 1u << VPMU_EV_CORE_CYCLES, false, false,
+		  "an a-mode cycles counter" },
+	};
+	struct vcpu v;
+
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		amode_at[3] = cases[i].amode3;
+		vcpu_new(&v, cases[i].acct, EVTSEL_OS | EVTSEL_USR);
+		if (cases[i].cycles) {
+			vpmu_wrmsr(&v.pmu.vpmu, MSR_IA32_FIXED_CTR_CTRL, 3ull << 4);
+			vpmu_wrmsr(&v.pmu.vpmu, MSR_IA32_PERF_GLOBAL_CTRL, 3 | 1ull << 33);
+			soft_programmed(&v);
+		}
+		check(v.pmu.stepping && v.pmu.step_batch == cases[i].batch, "batched blocks %s: %s",
+		      cases[i].batch ? "allowed" : "not allowed", cases[i].what);
+	}
+	amode_at[3] = 0;
+}
+
 int main(void)
 {
 	test_step_rings();
+	test_step_batch();
 	test_vcpu_mode();
 	test_restart();
 	test_other_modes();

@@ -89,6 +89,78 @@ static void parse_back(uint8_t *ram, unsigned nvcpus)
 	check(ioapics == 1, "MADT: one I/O APIC at 0xFEC00000, GSI base 0");
 }
 
+/* ACPI 6.5 20.2.4: a PkgLength, one to four bytes; *at moves past it. */
+static unsigned pkg_len(const uint8_t *p, unsigned *at)
+{
+	unsigned extra = p[*at] >> 6, len = extra ? p[*at] & 0x0f : p[*at] & 0x3f;
+
+	for (unsigned i = 1; i <= extra; i++)
+		len |= (unsigned)p[*at + i] << (4 + 8 * (i - 1));
+	*at += 1 + extra;
+	return len;
+}
+
+/* ACPI 6.5 19.3.4 EISAID: three letters of 5 bits from 'A' = 1, then four hex digits. */
+static uint32_t eisa_id(const char *s)
+{
+	unsigned v = (s[0] - '@') << 10 | (s[1] - '@') << 5 | (s[2] - '@');
+	unsigned prod = (unsigned)strtoul(s + 3, NULL, 16);
+
+	return (v >> 8) | (v & 0xff) << 8 | (prod >> 8) << 16 | (prod & 0xff) << 24;
+}
+
+/*
+ * The DSDT's AML read back: \_SB.COM1 with _HID PNP0501 and a _CRS of I/O ports 0x3F8-0x3FF and
+ * IRQ 4 (6.4.2.5, 6.4.2.1), the package lengths filling the table exactly.
+ */
+static void dsdt_com1_back(const uint8_t *ram)
+{
+	const uint8_t *t = ram + le(ram + le(ram + find_rsdp(ram) + 24, 8) + 36, 8);
+	const uint8_t *d = ram + le(t + 140, 8);
+	unsigned n = (unsigned)le(d + 4, 4), at = 36, end, dev_end;
+	uint32_t hid = 0;
+	int io = 0, irq = 0;
+
+	check(d[at] == 0x10, "DSDT: the AML begins with a Scope");
+	at++;
+	end = at + pkg_len(d, &at) - 1;
+	check(end == n && !memcmp(d + at, "_SB_", 4), "DSDT: Scope (\\_SB) fills the table");
+	at += 4;
+	check(d[at] == 0x5b && d[at + 1] == 0x82, "DSDT: a Device in it");
+	at += 2;
+	dev_end = at + pkg_len(d, &at) - 1;
+	check(dev_end == end && !memcmp(d + at, "COM1", 4), "DSDT: Device (COM1) fills the Scope");
+	for (at += 4; at < dev_end && d[at] == 0x08;) {
+		const uint8_t *name = d + at + 1;
+
+		at += 5;
+		if (!memcmp(name, "_HID", 4) && d[at] == 0x0c) {
+			hid = (uint32_t)le(d + at + 1, 4);
+			at += 5;
+		} else if (!memcmp(name, "_UID", 4) && d[at] <= 1) {
+			at++;
+		} else if (!memcmp(name, "_CRS", 4) && d[at] == 0x11) {
+			unsigned r, buf_end;
+
+			at++;
+			buf_end = at + pkg_len(d, &at) - 1;
+			r = at + 2;
+			for (; r < buf_end && d[r] != 0x79; r += 1 + (d[r] & 7)) {
+				io += d[r] == 0x47 && le(d + r + 2, 2) == 0x3f8 &&
+				      le(d + r + 4, 2) == 0x3f8 && d[r + 7] == 8;
+				irq += (d[r] & 0xf8) == 0x20 && le(d + r + 1, 2) == 1u << 4;
+			}
+			at = buf_end;
+		} else {
+			break;
+		}
+	}
+	check(at == dev_end, "DSDT: COM1 holds only Name objects, each parsed (%u of %u)", at,
+	      dev_end);
+	check(hid == eisa_id("PNP0501"), "COM1's _HID is EisaId (\"PNP0501\"), a 16550A UART");
+	check(io == 1 && irq == 1, "COM1's _CRS: I/O 0x3F8, 8 ports, and IRQ 4");
+}
+
 /* perfvisor's own reader of host firmware tables finds the same CPUs. */
 static void host_reader(uint8_t *ram, unsigned nvcpus)
 {
@@ -117,6 +189,7 @@ int main(void)
 		for (uint64_t pa = 0; pa < RAM_SIZE; pa++)
 			outside &= (pa >= 0xE0000 && pa < 0x100000) || ram[pa] == 0xcc;
 		parse_back(ram, counts[i]);
+		dsdt_com1_back(ram);
 		host_reader(ram, counts[i]);
 	}
 	check(outside, "nothing written outside 0xE0000-0xFFFFF");

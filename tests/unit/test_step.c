@@ -44,9 +44,19 @@ int frame_free(uint64_t pa)
 #include "hv/step.c"
 #include "hv/step_block.c"
 #include "hv/step_cache.c"
+#include "hv/step_fast.c"
 #include "pmu/soft_classify.c"
 
 struct vmx_caps vmx_caps;
+enum pmu_backend_kind pmu_backend = PMU_BACKEND_SOFT;
+
+/* The fast path's entries (the speculation barrier before them). */
+static unsigned spec_entries;
+
+void spec_before_entry(void)
+{
+	spec_entries++;
+}
 
 /*
  * Guest RAM: linear = physical from 0, flat segments, nothing mapped above it; page-aligned like
@@ -68,8 +78,9 @@ static unsigned guest_free_slots = 0xF;	/* the DR slots the guest's DR7 leaves o
 /* What the stepper told the PMU and the debug registers. */
 static unsigned retired, retired_null, blocks_told, warned;
 static struct soft_insn last_insn;
-static uint64_t block_n, block_branches;
+static uint64_t block_n, block_branches, first_told_n;
 static uint64_t slot_la[4], entry_dr7;
+static unsigned slot_writes, dr_entries, translations;
 
 enum gpt_status guest_read(struct vcpu *v, void *dst, uint64_t la, size_t len,
 			   enum gpt_access acc, struct gpt_result *res)
@@ -108,6 +119,7 @@ enum gpt_status guest_translate(struct vcpu *v, uint64_t la, enum gpt_access acc
 	(void)v;
 	(void)acc;
 	(void)memo;
+	translations++;
 	res->la = la;
 	if (la >= sizeof(ram))
 		return GPT_PAGE_FAULT;
@@ -168,7 +180,8 @@ void pmu_retired_block(struct vcpu *v, uint64_t n, uint64_t branches, unsigned c
 {
 	(void)v;
 	(void)c;
-	blocks_told++;
+	if (!blocks_told++)
+		first_told_n = n;
 	block_n += n;
 	block_branches += branches;
 }
@@ -182,12 +195,14 @@ unsigned dr_free_slots(const struct vcpu *v)
 void dr_set_slot(unsigned k, uint64_t la)
 {
 	slot_la[k] = la;
+	slot_writes++;
 }
 
 void dr_before_entry(struct vcpu *v, uint64_t step_dr7)
 {
 	(void)v;
 	entry_dr7 = step_dr7;
+	dr_entries++;
 }
 
 /* The PV page guard (hv/step_pv.c, its own test): whether it lets a block run, and what it saw. */
@@ -266,11 +281,18 @@ static void reset(const uint8_t *code, size_t len)
 	room = branch_room = ~0ull;
 	guest_free_slots = 0xF;
 	retired = retired_null = blocks_told = warned = 0;
-	block_n = block_branches = 0;
+	block_n = block_branches = first_told_n = 0;
 	memset(&last_insn, 0, sizeof(last_insn));
 	memset(slot_la, 0, sizeof(slot_la));
 	entry_dr7 = 0;
+	slot_writes = dr_entries = translations = spec_entries = 0;
 	vcpu.pmu.pv_guard = false;
+	vcpu.pmu.step_batch = false;
+	memset(&vcpu.apic, 0, sizeof(vcpu.apic));
+	vcpu.state = VCPU_RUNNABLE;
+	vcpu.resched = false;
+	vcpu.ept.gen = 0;
+	vcpu.hv_tsc = vcpu.run_tsc = 0;
 	guard_lets = true;
 	guard_starts = guard_ends = 0;
 }
@@ -1209,6 +1231,166 @@ static void test_cache_stores(void)
 	check(block_n == 3 && !warned, "stores: 3 instructions in all, none twice");
 }
 
+/*
+ * The fast path (hv/step_fast.c). A loop of 4 that is not a counted one: nop; nop; sub $1,%esi;
+ * jne back; then a block of 2 at its fall-through that jumps back to it.
+ */
+static const uint8_t fast_code[] = {
+	0x90, 0x90,		/* CODE: nop; nop */
+	0x83, 0xee, 0x01,	/* sub $1,%esi */
+	0x75, 0xf9,		/* jne CODE */
+	0x90,			/* CODE + 7: nop */
+	0xeb, 0xf6,		/* jmp CODE */
+};
+
+/* Counting with the fast path allowed (pmu_step_batch()), the timer's value saved at exits. */
+static void fast_reset(const uint8_t *code, size_t len)
+{
+	reset(code, len);
+	vcpu.pmu.step_batch = true;
+	vmcs[VMCS_EXIT_CTLS] = EXIT_SAVE_PREEMPTION_TIMER;
+	vcpu.step.want = true;
+}
+
+/* A #DB exit at the stepper's breakpoint in DRk, the guest at rip, the timer's value saved. */
+static void breakpoint_exit(unsigned k, uint64_t rip, uint64_t timer)
+{
+	vmcs[VMCS_EXIT_INTR_INFO] = INTR_INFO_VALID | INTR_TYPE_HW_EXCEPTION | EXC_DB;
+	vmcs[VMCS_EXIT_QUALIFICATION] = 1u << k;
+	vmcs[VMCS_GUEST_RIP] = rip;
+	/* The block's instructions completed: RF is clear (SDM Vol. 3A 18.3.1.1). */
+	vmcs[VMCS_GUEST_RFLAGS] &= ~RFLAGS_RF;
+	vmcs[VMCS_PREEMPTION_TIMER] = timer;
+	/* The entry before flushed for the EPT changes the cache made (run_slice()). */
+	vcpu.ept.gen = dom.ept_gen;
+}
+
+/* Turns of the loop in the fast path: counted once, at the next ordinary exit, exactly. */
+static void test_fast_loop(void)
+{
+	uint64_t timer;
+
+	fast_reset(fast_code, sizeof(fast_code));
+	step_before_entry(&vcpu);
+	check(vcpu.step.fast.on && vcpu.step.bp_slots == 3 && slot_la[0] == CODE + 7 &&
+	      slot_la[1] == CODE && slot_writes == 2,
+	      "fast: the entry that arms the loop's block plans the fast path");
+	breakpoint_exit(1, CODE, 1u << 30);
+	check(step_fast_block(&vcpu) && !blocks_told && vcpu.step.fast.pend_insns == 4 &&
+	      vcpu.step.fast.pend_branches == 1 && vcpu.step.exits == 1 && spec_entries == 1,
+	      "fast: a turn's breakpoint is taken, 4 instructions and 1 branch kept for the PMU");
+	check((vmcs[VMCS_GUEST_RFLAGS] & RFLAGS_RF) && vcpu.step.bp_slots == 3 &&
+	      slot_writes == 2 && dr_entries == 1,
+	      "fast: the same block again, RF set at its start, no debug register written");
+	timer = vmcs[VMCS_PREEMPTION_TIMER];
+	check(timer && timer < 1u << 30 && vcpu.hv_tsc && vcpu.run_tsc == -vcpu.hv_tsc,
+	      "fast: its time is the hypervisor's, and the timer counts it down");
+	breakpoint_exit(1, CODE, 1u << 31);
+	check(step_fast_block(&vcpu) && vmcs[VMCS_PREEMPTION_TIMER] < timer && translations == 2,
+	      "fast: the timer ends where it was going to (not from the value saved), and the "
+	      "page's translation is taken again with no walk");
+	vmcs[VMCS_GUEST_RIP] = CODE + 2;
+	step_on_exit(&vcpu);
+	check(blocks_told == 2 && first_told_n == 8 && block_n == 10 && block_branches == 2 &&
+	      !vcpu.step.fast.pend_insns,
+	      "fast: an interrupt at the third instruction: the 2 turns told first, then the 2 "
+	      "instructions before RIP: 10 and 2 branches, none twice");
+}
+
+/* Anything but a quiet block end goes the ordinary way, with nothing changed. */
+static void test_fast_refused(void)
+{
+	static const char *const why[] = {
+		"an interrupt pending", "an NMI pending", "an interrupt window asked for",
+		"a guest breakpoint hit too", "a single step with it", "the timer at 0",
+		"an EPT change to flush for", "a reschedule asked for", "an STI shadow",
+		"a #PF, not a #DB", "RIP inside the block", "no room for the next block",
+		"the block reaching an overflow", "a branch counter overflowing", "not batched",
+		"an event being delivered", "its domain killed",
+	};
+
+	for (unsigned c = 0; c < sizeof(why) / sizeof(why[0]); c++) {
+		fast_reset(fast_code, sizeof(fast_code));
+		room = c == 11 ? 9 : c == 12 ? 4 : ~0ull;
+		branch_room = c == 13 ? 1 : ~0ull;
+		vcpu.pmu.step_batch = c != 14;
+		step_before_entry(&vcpu);
+		breakpoint_exit(1, CODE, 1000);
+		vcpu.apic.irr[1] = c == 0;
+		vcpu.apic.nmi_pending = c == 1;
+		vmcs[VMCS_CPU_CTLS] = c == 2 ? CPU_INTR_WINDOW_EXITING : 0;
+		vmcs[VMCS_EXIT_QUALIFICATION] |= c == 3 ? 1u << 2 : c == 4 ? DR6_BS : 0;
+		vmcs[VMCS_PREEMPTION_TIMER] = c == 5 ? 0 : 1000;
+		dom.ept_gen += c == 6;
+		vcpu.resched = c == 7;
+		vmcs[VMCS_GUEST_INTERRUPTIBILITY] = c == 8;
+		vmcs[VMCS_IDT_VECTORING_INFO] = c == 15 ? INTR_INFO_VALID | 0x20 : 0;
+		dom.state = c == 16 ? DOM_KILLED : DOM_RUNNING;
+		if (c == 9)
+			vmcs[VMCS_EXIT_INTR_INFO] = INTR_INFO_VALID | INTR_TYPE_HW_EXCEPTION | 14;
+		if (c == 10)
+			vmcs[VMCS_GUEST_RIP] = CODE + 2;
+		if (c == 11) {
+			/* Room 9: a turn and the next fit (8); then the next would be cut. */
+			check(step_fast_block(&vcpu), "fast: a turn with room for the next");
+			breakpoint_exit(1, CODE, 1000);
+		}
+		check(!step_fast_block(&vcpu) && !vcpu.step.fast.pend_insns == (c != 11) &&
+		      !(vmcs[VMCS_GUEST_RFLAGS] & RFLAGS_RF) && spec_entries == (c == 11),
+		      "fast: refused with %s: the ordinary path takes the exit", why[c]);
+	}
+	dom.state = DOM_RUNNING;
+	step_on_exit(&vcpu);
+	check(blocks_told == 1 && block_n == 4 && block_branches == 1,
+	      "fast: refused, the ordinary exit counts the block itself");
+}
+
+/* A block at CODE that writes memory and goes back to CODE (its breakpoint in DRk), twice. */
+static void fast_writer(const uint8_t *code, size_t len, unsigned k, const char *what)
+{
+	fast_reset(code, len);
+	step_before_entry(&vcpu);
+	for (unsigned i = 0; i < 2; i++) {
+		breakpoint_exit(k, CODE, 1u << 30);
+		check(step_fast_block(&vcpu) && translations == 2 + i,
+		      "fast: %s: its page is translated again at its end", what);
+	}
+}
+
+/* A translation is taken again only while nothing wrote memory; DRs written when they change. */
+static void test_fast_translation(void)
+{
+	static const uint8_t store_loop[] = {
+		0x89, 0x07,	/* mov %eax,(%rdi) */
+		0x75, 0xfc,	/* jne CODE */
+	};
+	static const uint8_t call_self[] = {
+		0xe8, 0xfb, 0xff, 0xff, 0xff,	/* call CODE */
+	};
+
+	fast_writer(store_loop, sizeof(store_loop), 1, "a block with a store");
+	fast_writer(call_self, sizeof(call_self), 0, "a CALL writes its return address");
+	fast_reset(fast_code, sizeof(fast_code));
+	step_before_entry(&vcpu);
+	breakpoint_exit(0, CODE + 7, 1u << 30);
+	check(!step_fast_block(&vcpu), "fast: the block at the fall-through is not cached yet");
+	step_on_exit(&vcpu);
+	step_before_entry(&vcpu);
+	check(vcpu.step.bp_slots == 1 && slot_la[0] == CODE && slot_writes == 3 && dr_entries == 2,
+	      "fast: the ordinary entry caches it, its JMP's target in DR0");
+	breakpoint_exit(0, CODE, 1u << 30);
+	check(step_fast_block(&vcpu) && slot_la[0] == CODE + 7 && slot_la[1] == CODE &&
+	      slot_writes == 5 && dr_entries == 3 && entry_dr7 == (1ull | 1ull << 2),
+	      "fast: back in the loop, DR0 and DR1 written, DR7 with both");
+	breakpoint_exit(1, CODE, 1u << 30);
+	check(step_fast_block(&vcpu) && slot_writes == 5 && dr_entries == 3,
+	      "fast: its next turn writes no debug register");
+	vmcs[VMCS_GUEST_RIP] = CODE;
+	step_on_exit(&vcpu);
+	check(block_n == 2 + 4 + 4 && block_branches == 3,
+	      "fast: the blocks of both paths counted once: 2, 4, 4 and 3 branches");
+}
+
 int main(void)
 {
 	test_tf_only_while_counting();
@@ -1238,6 +1420,9 @@ int main(void)
 	test_cache_branch_first();
 	test_cache_exit_mid_block();
 	test_cache_stores();
+	test_fast_loop();
+	test_fast_refused();
+	test_fast_translation();
 	reset_domain();
 	step_cache_free(&vcpu);
 	ept_destroy(dom.eptp);
