@@ -81,7 +81,26 @@ bool sched_place(struct vcpu *const *vcpus, unsigned n, const uint32_t *pin, uns
 
 uint64_t sched_guest_tsc(struct vcpu *v)
 {
-	return rdtsc() + v->tsc_offset;
+	return (v->tsc_frozen ? v->tsc_frozen : rdtsc()) + v->tsc_offset;
+}
+
+void sched_tsc_freeze(struct vcpu *v, uint64_t exit_tsc)
+{
+	if (v->dom->cfg.tsc == DOM_TSC_VCPU)
+		v->tsc_frozen = exit_tsc;
+}
+
+/*
+ * The guest resumes at the exit's TSC plus the few ticks from here to the entry: never below
+ * anything it read before the exit, nor below the TSC its APIC timer was judged at.
+ */
+void sched_tsc_thaw(struct vcpu *v)
+{
+	if (!v->tsc_frozen)
+		return;
+	v->tsc_offset = sched_thawed_offset(v->tsc_offset, v->tsc_frozen, rdtsc());
+	v->tsc_frozen = 0;
+	vmwrite(VMCS_TSC_OFFSET, v->tsc_offset);
 }
 
 /* A halted VCPU runs again once its timer fired or an interrupt is pending (SDM Vol. 3A 11.8). */
@@ -181,6 +200,8 @@ static void switch_out(struct pcpu *p, struct vcpu *v)
 
 	pmu_switch_out(v);
 	p->switch_pmu_tsc += rdtsc() - start;
+	/* The wait for a PCPU from here is switch_in()'s to take out, as for every VCPU. */
+	sched_tsc_thaw(v);
 	vcpu_put(v);
 	/* Only a VCPU that wanted to run was kept waiting; a halted one's clock keeps going. */
 	v->desched_tsc = v->state == VCPU_RUNNABLE ? rdtsc() : 0;
@@ -261,7 +282,7 @@ void sched_ept_sync(struct vcpu *v)
 static void run_slice(struct vcpu *v)
 {
 	uint64_t slice_end = rdtsc() + sched_opts.slice_us * tsc_khz / 1000;
-	uint64_t t_entry, t_exit = 0, gen;
+	uint64_t t_entry, t_exit = 0, gen, step_exits;
 
 	v->resched = false;
 	while (v->state == VCPU_RUNNABLE && v->dom->state == DOM_RUNNING && !v->resched) {
@@ -277,6 +298,8 @@ static void run_slice(struct vcpu *v)
 		irq_deliver(v);
 		step_before_entry(v);
 		pmu_before_entry(v);
+		/* Before the deadlines are converted to host time, which the offset moves. */
+		sched_tsc_thaw(v);
 		vmwrite(VMCS_PREEMPTION_TIMER, preemption_value(v, slice_end));
 		t_entry = rdtsc();
 		/* The hypervisor's time for this VCPU: from each exit up to the next entry. */
@@ -298,7 +321,10 @@ static void run_slice(struct vcpu *v)
 		t_exit = rdtsc();
 		pmu_after_exit(v);
 		v->run_tsc += t_exit - t_entry;
+		step_exits = v->step.exits;
 		vmexit_handle(v);
+		if (v->step.exits != step_exits)
+			sched_tsc_freeze(v, t_exit);
 	}
 	if (t_exit)
 		v->hv_tsc += rdtsc() - t_exit;

@@ -33,8 +33,26 @@ bool sched_place(struct vcpu *const *vcpus, unsigned n, const uint32_t *pin, uns
 		 char *why, size_t why_size);
 /* This PCPU's scheduling loop; ends the run when every domain has ended. */
 __attribute__((noreturn)) void sched_run(void);
-/* The guest TSC of v now (host TSC + its offset). */
+/* The guest TSC of v now (host TSC + its offset; the exit's while it stands still). */
 uint64_t sched_guest_tsc(struct vcpu *v);
+/*
+ * tsc=vcpu: the guest's TSC stands still from the soft PMU's stepping exit at host TSC exit_tsc
+ * to the next VM entry (sched_tsc_thaw()), so its APIC timer cannot run ahead of the stepped code
+ * (docs/linux-guest.md, "Counting the kernel"). Under tsc=host nothing stands still. For each
+ * exit the stepper counted as its own (v->step.exits moved), on every exit path.
+ */
+void sched_tsc_freeze(struct vcpu *v, uint64_t exit_tsc);
+/* Last before the VM entry (or at a switch out): v's guest TSC runs again from where it stood. */
+void sched_tsc_thaw(struct vcpu *v);
+
+/*
+ * The TSC offset that makes a guest TSC frozen at host TSC frozen_at read, at host TSC now, what
+ * it read then: the time between leaves the guest's clock (modulo 2^64, as the offset is).
+ */
+static inline uint64_t sched_thawed_offset(uint64_t offset, uint64_t frozen_at, uint64_t now)
+{
+	return offset - (now - frozen_at);
+}
 /*
  * After a change of v's domain's EPT (under its ept_lock): a new generation, INVEPT here, and a
  * wait until no other VCPU of the domain can still run with older translations on any PCPU.

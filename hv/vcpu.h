@@ -71,6 +71,7 @@ struct vcpu {
 	/* TSC virtualization (seed 003, 4.2.5): the TSC stops while the VCPU waits for a PCPU. */
 	uint64_t tsc_offset;
 	uint64_t desched_tsc;
+	uint64_t tsc_frozen;		/* host TSC of a stepping exit it stands at, or 0 */
 	/* Why to leave the run loop at the next exit. */
 	bool resched;
 	/* Statistics and the post-mortem ring. */

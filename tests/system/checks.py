@@ -136,6 +136,17 @@ def counts_after(lines, name, regex):
     return later > 0, f"[{name}]: {before} counts before line {mark + 1}, {later} after"
 
 
+def perf_stat_at_least(lines, prefix, event, minimum):
+    """The Linux guest's /init printed perf stat -x, for EVENT once, as 'perfvisor-linux: PREFIX:
+    COUNT,,EVENT,...' (docs/linux-guest.md), and COUNT is at least MINIMUM."""
+    try:
+        count = _one(lines, rf"perfvisor-linux: {re.escape(prefix)}: (\d+),,{re.escape(event)},",
+                     f"{prefix}: COUNT,,{event},")
+    except ValueError as err:
+        return False, f"{event}: {err}"
+    return count >= int(minimum), f"{prefix} {event}: {count} (want at least {minimum})"
+
+
 def workload_values(lines, minimum):
     """The workload guests' JSON values (guest-stub/workloads): each names its own domain as
     the hypervisor's "[name]" prefix does, and each exact count (expected not null, not a

@@ -61,6 +61,12 @@ JUDGED = [
       '[c] {"event": "x", "measured": 5, "expected": 5,'], True),
     ("counts_after: every count before the mark", "@ counts_after(c,^\\[l\\] perf)",
      ['[c] {"event": "x", "measured": 5, "expected": 5,', "[l] perf: 1"], False),
+    ("perf_stat_at_least: the count reaches it", "@ perf_stat_at_least(perf-k,branches,10001)",
+     ["[l] [ 6.6] perfvisor-linux: perf-k: 10001,,branches,5,100.00,,"], True),
+    ("perf_stat_at_least: a count below", "@ perf_stat_at_least(perf-k,branches,10001)",
+     ["[l] [ 6.6] perfvisor-linux: perf-k: 10000,,branches,5,100.00,,"], False),
+    ("perf_stat_at_least: no line", "@ perf_stat_at_least(perf-k,branches,10001)",
+     ["[l] [ 6.6] perfvisor-linux: perf: 10001,,branches:u,5,100.00,,"], False),
 ]
 
 
