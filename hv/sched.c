@@ -98,7 +98,8 @@ void sched_tsc_thaw(struct vcpu *v)
 {
 	if (!v->tsc_frozen)
 		return;
-	v->tsc_offset = sched_thawed_offset(v->tsc_offset, v->tsc_frozen, rdtsc());
+	v->entry_tsc = rdtsc();
+	v->tsc_offset = sched_thawed_offset(v->tsc_offset, v->tsc_frozen, v->entry_tsc);
 	v->tsc_frozen = 0;
 	vmwrite(VMCS_TSC_OFFSET, v->tsc_offset);
 }
@@ -302,6 +303,7 @@ static void run_slice(struct vcpu *v)
 		sched_tsc_thaw(v);
 		vmwrite(VMCS_PREEMPTION_TIMER, preemption_value(v, slice_end));
 		t_entry = rdtsc();
+		v->entry_tsc = t_entry;
 		/* The hypervisor's time for this VCPU: from each exit up to the next entry. */
 		if (t_exit)
 			v->hv_tsc += t_entry - t_exit;
@@ -324,7 +326,9 @@ static void run_slice(struct vcpu *v)
 		step_exits = v->step.exits;
 		vmexit_handle(v);
 		if (v->step.exits != step_exits)
-			sched_tsc_freeze(v, t_exit);
+			/* From the last entry, the stepper's fast path's if it ran since. */
+			sched_tsc_freeze(v, sched_charged_tsc(v->entry_tsc, t_exit,
+							      v->step.run_insns));
 	}
 	if (t_exit)
 		v->hv_tsc += rdtsc() - t_exit;

@@ -53,6 +53,18 @@ static inline uint64_t sched_thawed_offset(uint64_t offset, uint64_t frozen_at, 
 {
 	return offset - (now - frozen_at);
 }
+
+/*
+ * The host TSC a stepping exit's guest TSC stands at: the exit's, or, when the run from the
+ * entry at host TSC entry retired insns instructions of a block with no RDTSC in it (insns != 0),
+ * the entry's plus one tick an instruction if that is earlier. The guest read no TSC since the
+ * entry, so it saw nothing later; the rest of the run's guest-mode time (VM entry and exit, the
+ * stepping's breakpoints) is the hypervisor's, like its handling (docs/linux-guest.md).
+ */
+static inline uint64_t sched_charged_tsc(uint64_t entry, uint64_t exit, uint64_t insns)
+{
+	return insns && insns < exit - entry ? entry + insns : exit;
+}
 /*
  * After a change of v's domain's EPT (under its ept_lock): a new generation, INVEPT here, and a
  * wait until no other VCPU of the domain can still run with older translations on any PCPU.

@@ -212,6 +212,7 @@ static void end_block(struct vcpu *v)
 	}
 	s->blocks++;
 	s->block_insns += insns;
+	s->run_insns = s->block.reads_tsc ? 0 : insns;
 	if (insns)
 		pmu_retired_block(v, insns, branches, s->block_cpl);
 	step_pv_block_end(v);
@@ -379,6 +380,7 @@ void step_on_exit(struct vcpu *v)
 		return;
 	step_clear_pending();
 	step_fast_flush(v);
+	v->step.run_insns = 0;
 	/* The shadow ends when the instruction it covers retires or an event is delivered. */
 	if (v->step.sti_shadow && vmread(VMCS_GUEST_RIP) != v->step.sti_shadow_rip)
 		v->step.sti_shadow = false;

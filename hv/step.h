@@ -59,6 +59,11 @@ struct vcpu_step {
 	struct step_block block;
 	uint64_t blocks;	/* blocks run */
 	uint64_t block_insns;	/* instructions retired in blocks */
+	/*
+	 * What the run up to this exit retired as a block with no RDTSC in it, 0 if it was not one:
+	 * the guest read no TSC in it (sched_charged_tsc()).
+	 */
+	uint64_t run_insns;
 	bool block_lost_said;	/* an exit at a RIP no block can stop at was reported */
 	struct step_fast fast;	/* the block breakpoint's fast path (hv/step_fast.c) */
 	struct step_pv pv;	/* its PV page, shut while its a-mode counters run blocks */

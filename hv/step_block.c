@@ -476,6 +476,7 @@ unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enu
 	b->ntargets = 0;
 	b->counted = b->dec_jnz = b->whole = false;
 	b->store_end = 0;
+	b->reads_tsc = false;
 	b->off[0] = 0;
 	if (max > BLOCK_MAX)
 		max = BLOCK_MAX;
@@ -522,6 +523,9 @@ unsigned step_block_decode(const uint8_t *bytes, unsigned len, uint64_t rip, enu
 				counted_loop(bytes, mode, b);
 			return b->n;
 		}
+		/* RDTSC (0F 31) has no operand bytes: any instruction ending so is taken for one. */
+		if (l >= 2 && bytes[pos + l - 2] == 0x0f && bytes[pos + l - 1] == 0x31)
+			b->reads_tsc = true;
 		pos += l;
 		b->off[++b->n] = (uint16_t)pos;
 		if (writes && !b->store_end)

@@ -49,6 +49,11 @@ struct step_block {
 	 * past it (hv/step_cache.c); any other is cut there.
 	 */
 	unsigned store_end;
+	/*
+	 * It may read the TSC (an RDTSC, or bytes that end like one): its guest-mode time is not
+	 * charged by its instructions (sched_charged_tsc()).
+	 */
+	bool reads_tsc;
 };
 
 /*

@@ -3,6 +3,7 @@
 #include "hv/domain.h"
 #include "hv/exit_dr.h"
 #include "hv/guest_mem.h"
+#include "hv/sched.h"
 #include "hv/spec.h"
 #include "hv/step.h"
 #include "hv/vcpu.h"
@@ -206,6 +207,8 @@ bool step_fast_block(struct vcpu *v)
 		return false;
 	/* Committed: from here the exit is this path's. */
 	step_clear_pending();
+	/* A stepping exit: the guest's TSC stands still through it (tsc=vcpu), thawed last. */
+	sched_tsc_freeze(v, sched_charged_tsc(v->entry_tsc, t_exit, s->block.reads_tsc ? 0 : insns));
 	f->pend_insns += insns;
 	f->pend_branches += branches;
 	s->blocks++;
@@ -217,6 +220,7 @@ bool step_fast_block(struct vcpu *v)
 	arm_next(v);
 	step_fast_time(v, t_exit, timer);
 	spec_before_entry();
+	sched_tsc_thaw(v);
 	return true;
 }
 

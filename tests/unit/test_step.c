@@ -58,6 +58,22 @@ void spec_before_entry(void)
 	spec_entries++;
 }
 
+/* The fast path's stepping exits: the guest's TSC stands still through each (hv/sched.c). */
+static unsigned tsc_freezes, tsc_thaws;
+
+void sched_tsc_freeze(struct vcpu *v, uint64_t exit_tsc)
+{
+	(void)v;
+	(void)exit_tsc;
+	tsc_freezes++;
+}
+
+void sched_tsc_thaw(struct vcpu *v)
+{
+	(void)v;
+	tsc_thaws += tsc_freezes > tsc_thaws;
+}
+
 /*
  * Guest RAM: linear = physical from 0, flat segments, nothing mapped above it; page-aligned like
  * a domain's RAM, since the block cache's EPT maps it at its host address.
@@ -285,7 +301,7 @@ static void reset(const uint8_t *code, size_t len)
 	memset(&last_insn, 0, sizeof(last_insn));
 	memset(slot_la, 0, sizeof(slot_la));
 	entry_dr7 = 0;
-	slot_writes = dr_entries = translations = spec_entries = 0;
+	slot_writes = dr_entries = translations = spec_entries = tsc_freezes = tsc_thaws = 0;
 	vcpu.pmu.pv_guard = false;
 	vcpu.pmu.step_batch = false;
 	memset(&vcpu.apic, 0, sizeof(vcpu.apic));
@@ -1279,6 +1295,8 @@ static void test_fast_loop(void)
 	check(step_fast_block(&vcpu) && !blocks_told && vcpu.step.fast.pend_insns == 4 &&
 	      vcpu.step.fast.pend_branches == 1 && vcpu.step.exits == 1 && spec_entries == 1,
 	      "fast: a turn's breakpoint is taken, 4 instructions and 1 branch kept for the PMU");
+	check(tsc_freezes == 1 && tsc_thaws == 1,
+	      "fast: the guest's TSC stood still from its exit and runs again (a stepping exit)");
 	check((vmcs[VMCS_GUEST_RFLAGS] & RFLAGS_RF) && vcpu.step.bp_slots == 3 &&
 	      slot_writes == 2 && dr_entries == 1,
 	      "fast: the same block again, RF set at its start, no debug register written");

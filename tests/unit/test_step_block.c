@@ -376,6 +376,25 @@ static void test_inner_target(void)
 }
 
 /* Blocks end after a store (what it writes may be the code that follows), and at odd code. */
+/* A block that may read the TSC says so (its time is not charged by its instructions). */
+static void test_reads_tsc(void)
+{
+	static const uint8_t rdtsc[] = { 0x90, 0x0f, 0x31, 0x48, 0x01, 0xd0, 0xeb, 0xf8 };
+	static const uint8_t imm[] = { 0x05, 0x00, 0x00, 0x0f, 0x31, 0xeb, 0xf9 };
+	static const uint8_t none[] = { 0x90, 0x48, 0x01, 0xd0, 0xeb, 0xfa };
+	struct step_block b;
+
+	check(decode(rdtsc, sizeof(rdtsc), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 4 && b.reads_tsc,
+	      "NOP; RDTSC; ADD; JMP: it may read the TSC");
+	check(decode(imm, sizeof(imm), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 2 && b.reads_tsc,
+	      "ADD $0x310f0000, %%eax ends in 0F 31: taken for an RDTSC (the safe side)");
+	check(decode(none, sizeof(none), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 3 && !b.reads_tsc,
+	      "NOP; ADD; JMP: it reads no TSC");
+	b.reads_tsc = true;
+	check(decode(none, sizeof(none), RIP, INSN_MODE_64, BLOCK_MAX, &b) == 3 && !b.reads_tsc,
+	      "and the flag of the block decoded before is not kept");
+}
+
 static void test_block_ends(void)
 {
 	/* mov %eax,(%rdi); mov %eax,%ebx */
@@ -589,6 +608,7 @@ int main(void)
 	test_branch_first();
 	test_inner_target();
 	test_block_ends();
+	test_reads_tsc();
 	test_stores_inside();
 	test_across_pages();
 	test_ret();

@@ -136,9 +136,28 @@ static void test_tick_running(void)
 	      in_handler);
 }
 
+/*
+ * A block with no RDTSC: its exit's guest TSC is charged from the entry by one tick an
+ * instruction, never later than the exit's and never before the entry's.
+ */
+static void test_charged(void)
+{
+	uint64_t entry = 0 - 100ull, exit = entry + 1500;
+
+	check(sched_charged_tsc(entry, exit, 15) == entry + 15,
+	      "15 instructions in 1500 ticks: the guest TSC stands at the entry's + 15");
+	check(sched_charged_tsc(entry, exit, 0) == exit,
+	      "a run that may have read the TSC (0): the exit's, as before");
+	check(sched_charged_tsc(entry, exit, 1500) == exit &&
+	      sched_charged_tsc(entry, exit, 4000) == exit,
+	      "as many instructions as ticks or more (a long counted loop): the exit's, no later");
+	check(sched_charged_tsc(exit, exit, 3) == exit, "no time since the entry: the exit's");
+}
+
 int main(void)
 {
 	test_offset();
+	test_charged();
 	test_tick_frozen();
 	test_tick_running();
 	return unit_summary();
