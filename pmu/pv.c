@@ -200,21 +200,12 @@ static void derive_counting(struct vcpu *v)
 	}
 }
 
-void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
+/* n more events for the a-mode counters in m (not 0) of pv's control. */
+static void count_amode(struct pmu_vcpu *pv, uint32_t m, uint64_t n)
 {
-	struct pmu_vcpu *pv = vcpu_pmu_state(v);
-	struct pv_vcpu_area *a;
+	struct pv_vcpu_area *a = page_of(pv);
 	uint64_t *row;
-	uint32_t m;
 
-	/* VPMU_EV_NONE, or no event at all, is counted by no counter (as vpmu_count()). */
-	if ((unsigned)ev >= VPMU_EV_COUNT)
-		return;
-	/* A control is set only once the area is: no counter counts before it. */
-	m = counting_of(pv)[cpl != 0][ev];
-	if (!m)
-		return;
-	a = page_of(pv);
 	/*
 	 * A counter register cannot take an exact add (a legacy write keeps 32 bits): Phys* can,
 	 * through Sum_vcpu, as if the register had counted them.
@@ -234,6 +225,30 @@ void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
 		row[i] = (row[i] + n) & WIDTH_MASK;
 		a->soft_phys[i] = row[i];
 	}
+}
+
+void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
+{
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+	uint32_t m;
+
+	/* VPMU_EV_NONE, or no event at all, is counted by no counter (as vpmu_count()). */
+	if ((unsigned)ev >= VPMU_EV_COUNT)
+		return;
+	/* A control is set only once the area is: no counter counts before it. */
+	m = counting_of(pv)[cpl != 0][ev];
+	if (m)
+		count_amode(pv, m, n);
+}
+
+void pv_count_cycles(struct pmu_vcpu *pv, uint64_t ticks, unsigned cpl)
+{
+	const uint8_t *cnt = counting_of(pv)[cpl != 0];
+	/* A counter counts one event: in the union it takes the ticks once, as by either kind. */
+	uint32_t m = cnt[VPMU_EV_CORE_CYCLES] | cnt[VPMU_EV_REF_CYCLES];
+
+	if (m)
+		count_amode(pv, m, ticks);
 }
 
 uint32_t pv_active_at(struct vcpu *v, unsigned cpl)

@@ -52,6 +52,8 @@ void pv_switch_out(struct vcpu *v);
  * them; the arch backend: instructions the hypervisor emulated); a-mode counters take them.
  */
 void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl);
+/* ticks of core and reference cycles at cpl (both follow the TSC), as pv_count() of each. */
+void pv_count_cycles(struct pmu_vcpu *pv, uint64_t ticks, unsigned cpl);
 /* Events some a-mode counter of v counts (enum vpmu_event bits), for the stepping decision. */
 uint32_t pv_active(struct vcpu *v);
 /* The same at cpl only: whether CPL 0 needs stepping. */
