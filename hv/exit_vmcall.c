@@ -53,7 +53,11 @@ bool exit_vmcall_fast(struct vcpu *v)
 
 	if (vcpu_cpl() != 0)
 		return false;
-	if (hc_read_only(v, nr, &ret)) {
+	/* A thread switch's resume, the common case: straight to it (as exit_vmcall() below). */
+	if (nr == HC_PMU_RESUME) {
+		vcpu_advance_rip(v);
+		ret = pmu_resume(v, v->gpr[GPR_RDI]);
+	} else if (hc_read_only(v, nr, &ret)) {
 		vcpu_advance_rip(v);
 	} else if (pmu_hypercall_fast(nr)) {
 		/* As exit_vmcall(): the VMCALL retires under the counters it found. */

@@ -147,6 +147,11 @@ static inline int64_t pmu_hypercall(struct vcpu *v, uint64_t nr, const uint64_t 
 {
 	return pv_hypercall(v, nr, args);
 }
+/* HC_PMU_RESUME with the control at ctl_la: pmu_hypercall() of it, with no dispatch. */
+static inline int64_t pmu_resume(struct vcpu *v, uint64_t ctl_la)
+{
+	return pv_resume(v, ctl_la);
+}
 /*
  * Hypercall nr only reads guest memory and changes the calling VCPU's own PMU state: not SETUP
  * (EPT changes, every VCPU's PCPU waited for) nor ISUSPEND (writes guest memory).

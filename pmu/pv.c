@@ -362,9 +362,9 @@ static int64_t load_control(struct vcpu *v, struct pv_vcpu_area *a, const struct
  * thread's own count restarts here. The offsets readers add are Sum_vcpu - Start_vcpu = -Phys;
  * the page already shows the soft counters (pv_count()).
  */
-static void restart(struct vcpu *v, struct pv_vcpu_area *a, uint32_t amode)
+static void restart(struct vcpu *v, const struct pmu_vcpu *pv, struct pv_vcpu_area *a,
+		    uint32_t amode)
 {
-	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 	uint64_t buf[PV_PMU_COUNTERS], tsc = vcpu_pmu_guest_tsc(v);
 	const uint64_t *row;
 
@@ -417,7 +417,7 @@ static int64_t resume(struct vcpu *v, uint64_t ctl_la, uint64_t values_la)
 				return r;
 		}
 	}
-	restart(v, a, amode_mask(ctl));
+	restart(v, pv, a, amode_mask(ctl));
 	return 0;
 }
 
@@ -519,6 +519,11 @@ static int64_t read_star(struct vcpu *v, uint64_t i)
 				phys_width);
 }
 
+int64_t pv_resume(struct vcpu *v, uint64_t ctl_la)
+{
+	return pmu_backend == PMU_BACKEND_OFF ? -PV_ENOSYS : resume(v, ctl_la, 0);
+}
+
 int64_t pv_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3])
 {
 	struct pv_vcpu_area *a;
@@ -529,7 +534,7 @@ int64_t pv_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3])
 	case HC_PMU_SETUP:
 		return setup(v, args[0], args[1]);
 	case HC_PMU_RESUME:
-		return resume(v, args[0], 0);
+		return pv_resume(v, args[0]);
 	case HC_PMU_IRESUME:
 		return resume(v, args[0], args[1]);
 	case HC_PMU_ISUSPEND:
