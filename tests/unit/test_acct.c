@@ -52,6 +52,13 @@ void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
 	v->pv_counted[ev] += n;
 }
 
+/* Both cycle kinds as one (pmu is the first member of struct vcpu here). */
+void pv_count_cycles(struct pmu_vcpu *pv, uint64_t ticks, unsigned cpl)
+{
+	(void)cpl;
+	((struct vcpu *)pv)->pv_counted[VPMU_EV_CORE_CYCLES] += ticks;
+}
+
 /* The events the paravirtual a-mode counters count at CPL 0 and at CPL 3. */
 static uint32_t amode_at[4];
 
