@@ -86,20 +86,25 @@ static void count_hv_work(struct vcpu *v, uint64_t before, uint64_t ticks, unsig
 		vpmu_count(&pv->vpmu, VPMU_EV_BRANCHES, branches, cpl);
 }
 
-/* vcpu and hybrid accounting: the hypervisor's handling of the last exit, up to now, was this VCPU's work. */
-static inline void account_hv_time(struct vcpu *v, struct pmu_vcpu *pv, unsigned cpl)
+/* account_hv_time() with a span to account: out of line, guest accounting saves no registers. */
+static __attribute__((noinline)) void account_hv_span(struct vcpu *v, struct pmu_vcpu *pv,
+						      unsigned cpl)
 {
-	uint64_t ticks, pmi;
+	uint64_t ticks = rdtsc() - pv->exit_tsc, pmi;
 
-	if (pv->acct == PMU_ACCT_GUEST || !pv->exit_tsc || !pv->active)
-		return;
-	ticks = rdtsc() - pv->exit_tsc;
 	pmi = count_cycles(v, ticks, cpl);
 	if (pv->acct == PMU_ACCT_VCPU)
 		count_hv_work(v, pv->hv_ticks, ticks, cpl, &pmi);
 	pv->hv_ticks += ticks;
 	pv->exit_tsc = 0;
 	pmu_deliver_overflow(v, pmi);
+}
+
+/* vcpu and hybrid accounting: the hypervisor's handling of the last exit, up to now, was this VCPU's work. */
+static inline void account_hv_time(struct vcpu *v, struct pmu_vcpu *pv, unsigned cpl)
+{
+	if (pv->acct != PMU_ACCT_GUEST && pv->exit_tsc && pv->active)
+		account_hv_span(v, pv, cpl);
 }
 
 static void soft_before_entry(struct vcpu *v)
