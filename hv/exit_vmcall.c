@@ -53,12 +53,12 @@ bool exit_vmcall_fast(struct vcpu *v)
 
 	if (vcpu_cpl() != 0)
 		return false;
-	/* A thread switch's resume, the common case: straight to it (as exit_vmcall() below). */
-	if (nr == HC_PMU_RESUME) {
+	if (hc_read_only(v, nr, &ret)) {
+		vcpu_advance_rip(v);
+	} else if (nr == HC_PMU_RESUME) {
+		/* A thread switch's, the PMU's common case: straight to it (as exit_vmcall()). */
 		vcpu_advance_rip(v);
 		ret = pmu_resume(v, v->gpr[GPR_RDI]);
-	} else if (hc_read_only(v, nr, &ret)) {
-		vcpu_advance_rip(v);
 	} else if (pmu_hypercall_fast(nr)) {
 		/* As exit_vmcall(): the VMCALL retires under the counters it found. */
 		vcpu_advance_rip(v);
