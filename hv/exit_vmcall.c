@@ -55,6 +55,10 @@ bool exit_vmcall_fast(struct vcpu *v)
 		return false;
 	if (hc_read_only(v, nr, &ret)) {
 		vcpu_advance_rip(v);
+	} else if (nr == HC_PMU_RESUME) {
+		/* A thread switch's, the PMU's common case: straight to it (as exit_vmcall()). */
+		vcpu_advance_rip(v);
+		ret = pmu_resume(v, v->gpr[GPR_RDI]);
 	} else if (pmu_hypercall_fast(nr)) {
 		/* As exit_vmcall(): the VMCALL retires under the counters it found. */
 		vcpu_advance_rip(v);

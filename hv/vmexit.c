@@ -133,7 +133,7 @@ static __attribute__((noinline)) bool fast_pmu_entry(struct vcpu *v)
 		v->exit_done = true;
 		return false;
 	}
-	pmu_before_entry(v);
+	pmu_light_before_entry(v, &v->pmu, vcpu_cpl());
 	return true;
 }
 
@@ -153,7 +153,7 @@ bool vmexit_fast(struct vcpu *v)
 		return false;
 	/* The guest's run ends here, before a handler changes what counts (once: see run_slice). */
 	if (__builtin_expect(v->pmu.run_counts, 0))
-		pmu_after_exit(v);
+		pmu_light_after_exit(&v->pmu);
 	if (basic == EXIT_REASON_VMCALL) {
 		if (!exit_vmcall_fast(v))
 			return false;

@@ -14,11 +14,9 @@ static uint64_t count_cycles(struct vcpu *v, uint64_t ticks, unsigned cpl)
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 	struct vpmu *p = &pv->vpmu;
 
-	/* Each kind only where a counter counts it (active: vPMU and a-mode counters). */
-	if (pv->active & EV_BIT(VPMU_EV_CORE_CYCLES))
-		pv_count(v, VPMU_EV_CORE_CYCLES, ticks, cpl);
-	if (pv->active & EV_BIT(VPMU_EV_REF_CYCLES))
-		pv_count(v, VPMU_EV_REF_CYCLES, ticks, cpl);
+	/* Only where a counter counts cycles (active: vPMU and a-mode counters). */
+	if (pv->active & CYCLE_EVENTS)
+		pv_count_cycles(pv, ticks, cpl);
 	/* Paravirtual a-mode counters alone (a thread's cycles): no vPMU counter to look at. */
 	if (!(pv->vpmu_events & CYCLE_EVENTS))
 		return 0;
@@ -88,21 +86,25 @@ static void count_hv_work(struct vcpu *v, uint64_t before, uint64_t ticks, unsig
 		vpmu_count(&pv->vpmu, VPMU_EV_BRANCHES, branches, cpl);
 }
 
-/* vcpu and hybrid accounting: the hypervisor's handling of the last exit, up to now, was this VCPU's work. */
-static inline void account_hv_time(struct vcpu *v, unsigned cpl)
+/* account_hv_time() with a span to account: out of line, guest accounting saves no registers. */
+static __attribute__((noinline)) void account_hv_span(struct vcpu *v, struct pmu_vcpu *pv,
+						      unsigned cpl)
 {
-	struct pmu_vcpu *pv = vcpu_pmu_state(v);
-	uint64_t ticks, pmi;
+	uint64_t ticks = rdtsc() - pv->exit_tsc, pmi;
 
-	if (pv->acct == PMU_ACCT_GUEST || !pv->exit_tsc || !pv->active)
-		return;
-	ticks = rdtsc() - pv->exit_tsc;
 	pmi = count_cycles(v, ticks, cpl);
 	if (pv->acct == PMU_ACCT_VCPU)
 		count_hv_work(v, pv->hv_ticks, ticks, cpl, &pmi);
 	pv->hv_ticks += ticks;
 	pv->exit_tsc = 0;
 	pmu_deliver_overflow(v, pmi);
+}
+
+/* vcpu and hybrid accounting: the hypervisor's handling of the last exit, up to now, was this VCPU's work. */
+static inline void account_hv_time(struct vcpu *v, struct pmu_vcpu *pv, unsigned cpl)
+{
+	if (pv->acct != PMU_ACCT_GUEST && pv->exit_tsc && pv->active)
+		account_hv_span(v, pv, cpl);
 }
 
 static void soft_before_entry(struct vcpu *v)
@@ -115,7 +117,7 @@ static void soft_before_entry(struct vcpu *v)
 	if (!pv->active)
 		return;
 	cpl = vcpu_pmu_cpl(v);
-	account_hv_time(v, cpl);
+	account_hv_time(v, pv, cpl);
 	/*
 	 * A cycle counter overflows on time: end the run there (skid: one VM exit's latency).
 	 * Paravirtual a-mode counters never overflow.
@@ -141,6 +143,26 @@ static void soft_after_exit(struct vcpu *v)
 	pmu_deliver_overflow(v, count_cycles(v, pv->exit_tsc - pv->entry_tsc, pv->entry_cpl));
 }
 
+/*
+ * The hooks of a light PMU (pmu_exit_light()) that counts: only paravirtual a-mode counters, of
+ * cycles (instructions or branches would step), so no overflow, PMI or run limit. What
+ * soft_after_exit() and soft_before_entry() do then, with no lookup or indirect call.
+ */
+void pmu_light_after_exit(struct pmu_vcpu *pv)
+{
+	pv->run_counts = false;
+	pv->exit_tsc = rdtsc();
+	pv_count_cycles(pv, pv->exit_tsc - pv->entry_tsc, pv->entry_cpl);
+}
+
+void pmu_light_before_entry(struct vcpu *v, struct pmu_vcpu *pv, unsigned cpl)
+{
+	pv->run_counts = true;
+	account_hv_time(v, pv, cpl);
+	pv->entry_cpl = cpl;
+	pv->entry_tsc = rdtsc();
+}
+
 /* The counters' programming is the VCPU's own: what programmed() derived still holds. */
 static void soft_switch_in(struct vcpu *v)
 {
@@ -153,7 +175,9 @@ static void soft_switch_in(struct vcpu *v)
 /* Time waiting for a PCPU is nobody's work: the vcpu-mode span ends at the switch. */
 static void soft_switch_out(struct vcpu *v)
 {
-	account_hv_time(v, vcpu_pmu_state(v)->entry_cpl);
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+
+	account_hv_time(v, pv, pv->entry_cpl);
 }
 
 static void soft_retired_block(struct vcpu *v, uint64_t n, uint64_t branches, unsigned cpl)

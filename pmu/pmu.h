@@ -107,6 +107,13 @@ static inline bool pmu_exit_light(const struct pmu_vcpu *pv)
 /* Around every guest run and every VCPU switch; pmu_after_exit() accounts a run once. */
 void pmu_before_entry(struct vcpu *v);
 void pmu_after_exit(struct vcpu *v);
+/*
+ * The same for the exit fast path, while pmu_exit_light(pv) holds: pmu_light_after_exit() when
+ * the run counts (run_counts), pmu_light_before_entry() at guest CPL cpl when a counter is
+ * active (pv is v's state, looked up once).
+ */
+void pmu_light_after_exit(struct pmu_vcpu *pv);
+void pmu_light_before_entry(struct vcpu *v, struct pmu_vcpu *pv, unsigned cpl);
 void pmu_switch_in(struct vcpu *v);
 void pmu_switch_out(struct vcpu *v);
 /* One guest instruction retired at cpl: stepped (insn classified) or emulated (insn NULL). */
@@ -139,6 +146,11 @@ static inline bool pmu_step_batch(const struct pmu_vcpu *pv)
 static inline int64_t pmu_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3])
 {
 	return pv_hypercall(v, nr, args);
+}
+/* HC_PMU_RESUME with the control at ctl_la: pmu_hypercall() of it, with no dispatch. */
+static inline int64_t pmu_resume(struct vcpu *v, uint64_t ctl_la)
+{
+	return pv_resume(v, ctl_la);
 }
 /*
  * Hypercall nr only reads guest memory and changes the calling VCPU's own PMU state: not SETUP

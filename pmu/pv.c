@@ -200,21 +200,12 @@ static void derive_counting(struct vcpu *v)
 	}
 }
 
-void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
+/* n more events for the a-mode counters in m (not 0) of pv's control. */
+static void count_amode(struct pmu_vcpu *pv, uint32_t m, uint64_t n)
 {
-	struct pmu_vcpu *pv = vcpu_pmu_state(v);
-	struct pv_vcpu_area *a;
+	struct pv_vcpu_area *a = page_of(pv);
 	uint64_t *row;
-	uint32_t m;
 
-	/* VPMU_EV_NONE, or no event at all, is counted by no counter (as vpmu_count()). */
-	if ((unsigned)ev >= VPMU_EV_COUNT)
-		return;
-	/* A control is set only once the area is: no counter counts before it. */
-	m = counting_of(pv)[cpl != 0][ev];
-	if (!m)
-		return;
-	a = page_of(pv);
 	/*
 	 * A counter register cannot take an exact add (a legacy write keeps 32 bits): Phys* can,
 	 * through Sum_vcpu, as if the register had counted them.
@@ -234,6 +225,30 @@ void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
 		row[i] = (row[i] + n) & WIDTH_MASK;
 		a->soft_phys[i] = row[i];
 	}
+}
+
+void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
+{
+	struct pmu_vcpu *pv = vcpu_pmu_state(v);
+	uint32_t m;
+
+	/* VPMU_EV_NONE, or no event at all, is counted by no counter (as vpmu_count()). */
+	if ((unsigned)ev >= VPMU_EV_COUNT)
+		return;
+	/* A control is set only once the area is: no counter counts before it. */
+	m = counting_of(pv)[cpl != 0][ev];
+	if (m)
+		count_amode(pv, m, n);
+}
+
+void pv_count_cycles(struct pmu_vcpu *pv, uint64_t ticks, unsigned cpl)
+{
+	const uint8_t *cnt = counting_of(pv)[cpl != 0];
+	/* A counter counts one event: in the union it takes the ticks once, as by either kind. */
+	uint32_t m = cnt[VPMU_EV_CORE_CYCLES] | cnt[VPMU_EV_REF_CYCLES];
+
+	if (m)
+		count_amode(pv, m, ticks);
 }
 
 uint32_t pv_active_at(struct vcpu *v, unsigned cpl)
@@ -347,9 +362,9 @@ static int64_t load_control(struct vcpu *v, struct pv_vcpu_area *a, const struct
  * thread's own count restarts here. The offsets readers add are Sum_vcpu - Start_vcpu = -Phys;
  * the page already shows the soft counters (pv_count()).
  */
-static void restart(struct vcpu *v, struct pv_vcpu_area *a, uint32_t amode)
+static void restart(struct vcpu *v, const struct pmu_vcpu *pv, struct pv_vcpu_area *a,
+		    uint32_t amode)
 {
-	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 	uint64_t buf[PV_PMU_COUNTERS], tsc = vcpu_pmu_guest_tsc(v);
 	const uint64_t *row;
 
@@ -402,7 +417,7 @@ static int64_t resume(struct vcpu *v, uint64_t ctl_la, uint64_t values_la)
 				return r;
 		}
 	}
-	restart(v, a, amode_mask(ctl));
+	restart(v, pv, a, amode_mask(ctl));
 	return 0;
 }
 
@@ -504,6 +519,11 @@ static int64_t read_star(struct vcpu *v, uint64_t i)
 				phys_width);
 }
 
+int64_t pv_resume(struct vcpu *v, uint64_t ctl_la)
+{
+	return pmu_backend == PMU_BACKEND_OFF ? -PV_ENOSYS : resume(v, ctl_la, 0);
+}
+
 int64_t pv_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3])
 {
 	struct pv_vcpu_area *a;
@@ -514,7 +534,7 @@ int64_t pv_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3])
 	case HC_PMU_SETUP:
 		return setup(v, args[0], args[1]);
 	case HC_PMU_RESUME:
-		return resume(v, args[0], 0);
+		return pv_resume(v, args[0]);
 	case HC_PMU_IRESUME:
 		return resume(v, args[0], args[1]);
 	case HC_PMU_ISUSPEND:

@@ -44,6 +44,8 @@ struct pv_domain {
 void pv_init(const struct pmu_backend_ops *ops, unsigned width);
 /* A HC_PMU_* hypercall from v with arguments RDI, RSI, RDX...; returns RAX. */
 int64_t pv_hypercall(struct vcpu *v, uint64_t nr, const uint64_t args[3]);
+/* pv_hypercall() of HC_PMU_RESUME (ctl_la its argument), the thread switch's. */
+int64_t pv_resume(struct vcpu *v, uint64_t ctl_la);
 /* Inter-domain switches: a-mode Sum/Start bookkeeping (seed 003 4.2.1). */
 void pv_switch_in(struct vcpu *v);
 void pv_switch_out(struct vcpu *v);
@@ -52,6 +54,8 @@ void pv_switch_out(struct vcpu *v);
  * them; the arch backend: instructions the hypervisor emulated); a-mode counters take them.
  */
 void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl);
+/* ticks of core and reference cycles at cpl (both follow the TSC), as pv_count() of each. */
+void pv_count_cycles(struct pmu_vcpu *pv, uint64_t ticks, unsigned cpl);
 /* Events some a-mode counter of v counts (enum vpmu_event bits), for the stepping decision. */
 uint32_t pv_active(struct vcpu *v);
 /* The same at cpl only: whether CPL 0 needs stepping. */

@@ -275,19 +275,19 @@ static inline void pv_read(const struct pv_thread_counts *t, const struct pv_rea
 		log[i] = 0;
 	do {
 		pv_snap_take(&s, t);
-		if (t->soft) {
-			for (unsigned k = 0; k < t->nctr; k++) {
-				size_t i = t->ctr[k];
-
-				log[i] = pv_log_of(t, PV_LOAD(&s.a->offset[i]), i,
-						   PV_LOAD(&s.a->soft_phys[i]), t->wrap);
-			}
-		} else {
+		if (!t->soft) {
 			for (unsigned k = 0; k < t->nctr; k++) {
 				size_t i = t->ctr[k];
 				uint64_t phys = ops->rdpmc(ops->ctx, PV_LOAD(&s.a->rdpmc_index[i]));
 
 				log[i] = pv_log_of(t, PV_LOAD(&s.a->offset[i]), i, phys, t->wrap);
+			}
+		} else {
+			for (unsigned k = 0; k < t->nctr; k++) {
+				size_t i = t->ctr[k];
+
+				log[i] = pv_log_of(t, PV_LOAD(&s.a->offset[i]), i,
+						   PV_LOAD(&s.a->soft_phys[i]), t->wrap);
 			}
 		}
 		/* Counting, the TSC always counts (pv_thread_resume). */

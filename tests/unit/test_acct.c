@@ -15,6 +15,8 @@ struct vcpu {
 	uint64_t pv_counted[VPMU_EV_COUNT];
 };
 
+enum pmu_backend_kind pmu_backend = PMU_BACKEND_SOFT;
+
 static const struct vpmu_config cfg = {
 	.enabled = true, .version = 2, .num_gp = 4, .num_fixed = 3, .width = 48,
 };
@@ -50,6 +52,13 @@ void pv_count(struct vcpu *v, int ev, uint64_t n, unsigned cpl)
 {
 	(void)cpl;
 	v->pv_counted[ev] += n;
+}
+
+/* Both cycle kinds as one (pmu is the first member of struct vcpu here). */
+void pv_count_cycles(struct pmu_vcpu *pv, uint64_t ticks, unsigned cpl)
+{
+	(void)cpl;
+	((struct vcpu *)pv)->pv_counted[VPMU_EV_CORE_CYCLES] += ticks;
 }
 
 /* The events the paravirtual a-mode counters count at CPL 0 and at CPL 3. */
@@ -251,6 +260,45 @@ static void test_step_batch(void)
 	amode_at[3] = 0;
 }
 
+/*
+ * The exit fast path's hooks (pmu_light_*()) with only a paravirtual a-mode cycle counter: each
+ * guest run's ticks go to it, and in vcpu mode the hypervisor's spans between them too, as the
+ * backend's hooks count them.
+ */
+static void test_light_hooks(enum pmu_acct acct)
+{
+	struct vcpu v;
+	uint64_t guest = 0;
+
+	memset(&v, 0, sizeof(v));
+	vpmu_reset(&v.pmu.vpmu, &cfg);
+	v.pmu.acct = acct;
+	amode_at[0] = amode_at[3] = 1u << VPMU_EV_CORE_CYCLES;
+	soft_programmed(&v);
+	check(pmu_exit_light(&v.pmu) && v.pmu.active,
+	      "light hooks: an a-mode cycle counter is light");
+	for (unsigned i = 0; i < 50; i++) {
+		pmu_light_before_entry(&v, &v.pmu, 3);
+		check(v.pmu.run_counts && v.pmu.entry_cpl == 3, "light hooks: the run counts, at CPL 3");
+		for (volatile unsigned k = 0; k < 40 + 7 * i; k++)
+			;
+		pmu_light_after_exit(&v.pmu);
+		guest += v.pmu.exit_tsc - v.pmu.entry_tsc;
+		for (volatile unsigned k = 0; k < 30 + 11 * i; k++)
+			;
+	}
+	pmu_light_before_entry(&v, &v.pmu, 3);
+	check(acct == PMU_ACCT_GUEST || !v.pmu.exit_tsc,
+	      "light hooks: vcpu mode accounts the span up to the entry");
+	check(guest > 0 && v.pv_counted[VPMU_EV_CORE_CYCLES] == guest + v.pmu.hv_ticks &&
+	      (acct == PMU_ACCT_GUEST) == !v.pmu.hv_ticks,
+	      "light hooks, %s: the counter took the guest's %llu ticks and the hypervisor's %llu "
+	      "(took %llu)", acct == PMU_ACCT_GUEST ? "guest" : "vcpu", (unsigned long long)guest,
+	      (unsigned long long)v.pmu.hv_ticks,
+	      (unsigned long long)v.pv_counted[VPMU_EV_CORE_CYCLES]);
+	amode_at[0] = amode_at[3] = 0;
+}
+
 int main(void)
 {
 	test_step_rings();
@@ -258,5 +306,7 @@ int main(void)
 	test_vcpu_mode();
 	test_restart();
 	test_other_modes();
+	test_light_hooks(PMU_ACCT_GUEST);
+	test_light_hooks(PMU_ACCT_VCPU);
 	return unit_summary();
 }

@@ -386,6 +386,39 @@ static void test_map_memo(void)
 	check(!gpt_map_memo(&cpu, 0x0, 8, GPT_READ, &m), "map: a page fault: NULL");
 }
 
+/*
+ * A walk of fewer entries than the memo has slots (a 1 GiB page: 2), after one of 4: the check
+ * loads every slot, so what the longer walk left in the others must not make it miss; a walk
+ * of none (paging off) is taken again too.
+ */
+static void test_map_memo_short(void)
+{
+	struct gpt_cpu cpu = cpu_for(LM_CR0, LM_CR4, LM_EFER, 0x1000);
+	struct gpt_memo m = { 0 };
+	uint64_t pte;
+
+	cpu.ram = ram;
+	cpu.ram_size = RAM_SIZE;
+	build_4level();
+	check(gpt_map_memo(&cpu, 0x1abc, 8, GPT_READ, &m) == ram + 0x9abc && m.n == 4,
+	      "map, short walk: first a 4K page, 4 entries");
+	pte = m.entry_gpa[3];
+	check(gpt_map_memo(&cpu, 0x8000001234ull, 8, GPT_READ, &m) == ram + 0x1234 && m.n == 2,
+	      "map, short walk: a 1G page, 2 entries");
+	put64(pte, 0x5000 | P | RW | US);	/* the 4K page's PTE, no part of this walk */
+	check(gpt_map_memo(&cpu, 0x8000001234ull, 8, GPT_READ, &m) == ram + 0x1234 &&
+	      m.hits == 1, "map, short walk: taken again, whatever the longer walk's entries became");
+	put64(m.entry_gpa[1], 0);	/* its PDPTE: the 1G page gone */
+	check(!gpt_map_memo(&cpu, 0x8000001234ull, 8, GPT_READ, &m) && m.hits == 1,
+	      "map, short walk: its own last entry changed: walked again, the fault seen");
+	cpu = cpu_for(0, 0, 0, 0);
+	cpu.ram = ram;
+	cpu.ram_size = RAM_SIZE;
+	gpt_map_memo(&cpu, 0x3456, 8, GPT_READ, &m);
+	check(gpt_map_memo(&cpu, 0x3456, 8, GPT_READ, &m) == ram + 0x3456 && m.n == 0 &&
+	      m.hits == 2, "map, paging off: no entry, taken again");
+}
+
 static void fill(uint64_t gpa, size_t len, uint8_t seed)
 {
 	for (size_t i = 0; i < len; i++)
@@ -469,5 +502,6 @@ int main(void)
 	test_ram_window();
 	test_memo();
 	test_map_memo();
+	test_map_memo_short();
 	return unit_summary();
 }

@@ -922,6 +922,37 @@ static void test_resume_remapped(void)
 	dom0.cr3 = 0;
 }
 
+/*
+ * The exit hooks' cycles (pv_count_cycles()): the ticks go to each a-mode counter of core or
+ * reference cycles that counts at the ring, once, as pv_count() of each kind would; a counter
+ * of another event, or filtered to the other ring, takes none.
+ */
+static void test_count_cycles(void)
+{
+	static const struct pv_control ctl_cyc = {
+		.ncounters = 4,
+		.evtsel = { EVTSEL(ARCH_EVENT_CORE_CYCLES), EVTSEL(ARCH_EVENT_REF_CYCLES),
+			    EVTSEL(ARCH_EVENT_INST_RETIRED),
+			    ARCH_EVENT_CORE_CYCLES | EVTSEL_EN | EVTSEL_USR },
+	};
+	const uint64_t *row;
+	struct vcpu *v;
+
+	fresh(1000, 1000);
+	v = fresh_dom(&dom0, 1);
+	hc_setup(v);
+	check(!hc_resume(v, &ctl_cyc), "cycles: RESUME of core, ref, instructions, user core");
+	row = dom0.pd.pv.soft_phys[0];
+	pv_count_cycles(&v->pmu, 100, 3);
+	pv_count_cycles(&v->pmu, 50, 0);
+	check(row[0] == 1150 && row[1] == 1150 && row[2] == 1000 && row[3] == 1100,
+	      "cycles: core and ref at both rings, not instructions, user-only at CPL 3 (%llu %llu "
+	      "%llu %llu)", (unsigned long long)row[0], (unsigned long long)row[1],
+	      (unsigned long long)row[2], (unsigned long long)row[3]);
+	check(!memcmp(area(v)->soft_phys, row, sizeof(area(v)->soft_phys)),
+	      "cycles: the page shows the soft counters as they change");
+}
+
 int main(void)
 {
 	test_wrap_sext();
@@ -948,5 +979,6 @@ int main(void)
 	test_no_leak();
 	test_resume_remapped();
 	test_setup_shows_every_row();
+	test_count_cycles();
 	return unit_summary();
 }
