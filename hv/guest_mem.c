@@ -2,6 +2,7 @@
 #include "lib/string.h"
 #include "hv/domain.h"
 #include "hv/guest_mem.h"
+#include "hv/guest_regs.h"
 #include "hv/step_cache.h"
 #include "hv/vmx_ops.h"
 
@@ -30,13 +31,14 @@ static bool write_gpa(void *ctx, uint64_t gpa, const void *buf, size_t len)
 	return p;
 }
 
-static void walk_context(struct vcpu *v, struct gpt_cpu *c, uint64_t pdptes[4])
+static inline __attribute__((always_inline)) void
+walk_context(struct vcpu *v, struct gpt_cpu *c, uint64_t pdptes[4])
 {
-	c->cr0 = vcpu_guest_cr0();
-	c->cr4 = vcpu_guest_cr4();
+	c->cr0 = guest_regs_cr0();
+	c->cr4 = guest_regs_cr4();
 	c->cr3 = vmread(VMCS_GUEST_CR3);
 	c->efer = vmread(VMCS_GUEST_EFER);
-	c->cpl = vcpu_cpl();
+	c->cpl = guest_regs_cpl();
 	/* With EPT, PAE paging uses the PDPTE registers in the VMCS (SDM Vol. 3C 26.3.2.4). */
 	for (unsigned i = 0; i < 4 && (c->cr4 & CR4_PAE) && !(c->efer & EFER_LMA); i++)
 		pdptes[i] = vmread(VMCS_GUEST_PDPTE0 + 2 * i);

@@ -5,6 +5,7 @@
 #include "lib/string.h"
 #include "hv/domain.h"
 #include "hv/exit_cr.h"
+#include "hv/guest_regs.h"
 #include "hv/pcpu.h"
 #include "hv/vcpu.h"
 #include "hv/vmx.h"
@@ -337,23 +338,17 @@ void vcpu_inject_exception(struct vcpu *v, unsigned vector, bool has_error, uint
 	vmwrite(VMCS_ENTRY_INTR_INFO, info);
 }
 
-/* SDM Vol. 3C 25.6.6: the guest reads host-owned bits from the shadow, the rest from the register. */
 uint64_t vcpu_guest_cr0(void)
 {
-	uint64_t mask = vmread(VMCS_CR0_MASK);
-
-	return (vmread(VMCS_GUEST_CR0) & ~mask) | (vmread(VMCS_CR0_SHADOW) & mask);
+	return guest_regs_cr0();
 }
 
 uint64_t vcpu_guest_cr4(void)
 {
-	uint64_t mask = vmread(VMCS_CR4_MASK);
-
-	return (vmread(VMCS_GUEST_CR4) & ~mask) | (vmread(VMCS_CR4_SHADOW) & mask);
+	return guest_regs_cr4();
 }
 
 unsigned vcpu_cpl(void)
 {
-	/* SDM Vol. 3C 28.3.1: SS.DPL is the CPL. */
-	return (vmread(VMCS_GUEST_SS_AR) >> 5) & 3;
+	return guest_regs_cpl();
 }
