@@ -218,31 +218,22 @@ static inline bool memo_in_window(const struct gpt_cpu *cpu, const struct gpt_me
 }
 
 /*
- * The entries, by plain loads from the window: every slot, those past the walk's repeating its
- * last entry (memo_walk()), so no count to test.
+ * The entries, by plain 8-byte loads from the window, 32-bit paging's masked to their 4 (one
+ * path, no branch): every slot, those past the walk's repeating its last entry (memo_walk()),
+ * so no count to test.
  */
 static inline bool memo_ram_entries_hold(const struct gpt_memo *m)
 {
 	uint64_t diff = 0;
 
-	if (m->entry_size == 8) {
 #pragma GCC unroll 4
-		for (unsigned i = 0; i < GPT_MEMO_ENTRIES; i++) {
-			uint64_t e;
+	for (unsigned i = 0; i < GPT_MEMO_ENTRIES; i++) {
+		uint64_t e;
 
-			__builtin_memcpy(&e, m->ram + m->entry_gpa[i], 8);
-			diff |= e ^ m->entry[i];
-		}
-	} else {
-#pragma GCC unroll 4
-		for (unsigned i = 0; i < GPT_MEMO_ENTRIES; i++) {
-			uint32_t e32;
-
-			__builtin_memcpy(&e32, m->ram + m->entry_gpa[i], 4);
-			diff |= e32 ^ m->entry[i];
-		}
+		__builtin_memcpy(&e, m->ram + m->entry_gpa[i], 8);
+		diff |= e ^ m->entry[i];
 	}
-	return !diff;
+	return !(diff & m->entry_mask);
 }
 
 /* The walk m remembers is the one la's page would take now: same state, same entries. */
@@ -285,11 +276,12 @@ memo_walk(const struct gpt_cpu *cpu, uint64_t la, enum gpt_access acc, struct gp
 	m->la_page = la >> 12;
 	m->gpa = res->gpa & ~0xFFFull;
 	m->entry_size = (cpu->cr4 & CR4_PAE) ? 8 : 4;
+	m->entry_mask = m->entry_size == 8 ? ~0ull : 0xFFFFFFFFull;
 	/* No entry (paging off): nothing to load again, memo_holds() reads none. */
 	m->ram = m->n ? cpu->ram : (const uint8_t *)0;
 	m->ram_size = cpu->ram_size;
 	for (unsigned i = 0; i < m->n; i++)
-		if (m->entry_gpa[i] >= cpu->ram_size || cpu->ram_size - m->entry_gpa[i] < m->entry_size)
+		if (m->entry_gpa[i] >= cpu->ram_size || cpu->ram_size - m->entry_gpa[i] < 8)
 			m->ram = (const uint8_t *)0;
 	/* The slots past the walk's repeat its last entry: memo_holds() loads all of them. */
 	for (unsigned i = m->n; m->n && i < GPT_MEMO_ENTRIES; i++) {

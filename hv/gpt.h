@@ -88,7 +88,11 @@ struct gpt_memo {
 	uint64_t gpa;		/* the page it maps la's page to */
 	unsigned n, entry_size;
 	uint64_t entry_gpa[GPT_MEMO_ENTRIES], entry[GPT_MEMO_ENTRIES];
-	/* The RAM window every entry lay in (NULL: some did not): they are loaded from it again. */
+	uint64_t entry_mask;	/* the bits of an 8-byte load that are the entry */
+	/*
+	 * The RAM window every entry lay in, with 8 bytes from each (NULL: some did not): they are
+	 * loaded from it again.
+	 */
 	const uint8_t *ram;
 	uint64_t ram_size;
 	uint64_t hits;		/* translations that needed no walk */
