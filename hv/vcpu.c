@@ -298,12 +298,16 @@ void vcpu_unload(struct vcpu *v)
 		p->loaded = (struct vcpu *)0;
 }
 
-void vcpu_retire_insn(struct vcpu *v, unsigned len)
+/*
+ * light: the caller knows that nothing steps and pmu_exit_light() holds (the exit fast path),
+ * so neither is looked at again.
+ */
+static inline __attribute__((always_inline)) void retire(struct vcpu *v, unsigned len, bool light)
 {
 	uint64_t intr = vmread(VMCS_GUEST_INTERRUPTIBILITY);
 
 	/* Light: no counter counts retirements (instructions and branches need stepping). */
-	if (!pmu_exit_light(&v->pmu))
+	if (!light && !pmu_exit_light(&v->pmu))
 		pmu_retired(v, (const struct soft_insn *)0, vcpu_cpl());
 	vmwrite(VMCS_GUEST_RIP, vmread(VMCS_GUEST_RIP) + len);
 	/* An emulated instruction ends STI / MOV SS blocking (SDM Vol. 3C 25.4.2). */
@@ -312,13 +316,23 @@ void vcpu_retire_insn(struct vcpu *v, unsigned len)
 			intr & ~(uint64_t)(INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOV_SS));
 	/* The guest's own TF: the emulated instruction ends with its single-step trap, pending
 	 * until the next entry delivers it (SDM Vol. 3A 17.3.1.4, Vol. 3C 27.7.3). */
-	if (!v->step.active && (vmread(VMCS_GUEST_RFLAGS) & RFLAGS_TF))
+	if ((light || !v->step.active) && (vmread(VMCS_GUEST_RFLAGS) & RFLAGS_TF))
 		vmwrite(VMCS_GUEST_PENDING_DBG, vmread(VMCS_GUEST_PENDING_DBG) | PENDING_DBG_BS);
+}
+
+void vcpu_retire_insn(struct vcpu *v, unsigned len)
+{
+	retire(v, len, false);
 }
 
 void vcpu_advance_rip(struct vcpu *v)
 {
-	vcpu_retire_insn(v, vmread(VMCS_EXIT_INSN_LEN));
+	retire(v, vmread(VMCS_EXIT_INSN_LEN), false);
+}
+
+void vcpu_advance_rip_light(struct vcpu *v)
+{
+	retire(v, vmread(VMCS_EXIT_INSN_LEN), true);
 }
 
 void vcpu_inject_exception(struct vcpu *v, unsigned vector, bool has_error, uint32_t error)
