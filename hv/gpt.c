@@ -199,53 +199,16 @@ enum gpt_status gpt_translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_a
 	return translate(cpu, la, acc, res, (struct gpt_memo *)0);
 }
 
-/* What the walk m remembers depended on is the same now, with la's page: one test for all. */
-static inline bool memo_same_state(const struct gpt_cpu *cpu, const struct gpt_memo *m,
-				   uint64_t la, enum gpt_access acc)
-{
-	/* Any difference sets some bit. */
-	uint64_t diff = (m->la_page ^ la >> 12) | (uint64_t)(m->acc ^ acc) | (m->cr0 ^ cpu->cr0) |
-			(m->cr3 ^ cpu->cr3) | (m->cr4 ^ cpu->cr4) | (m->efer ^ cpu->efer) |
-			(uint64_t)(m->cpl ^ cpu->cpl);
-
-	return m->valid && !diff;
-}
-
-/* Every entry lay inside the RAM window it still has (checked when remembered). */
-static inline bool memo_in_window(const struct gpt_cpu *cpu, const struct gpt_memo *m)
-{
-	return m->ram && m->ram == cpu->ram && m->ram_size == cpu->ram_size;
-}
-
-/*
- * The entries, by plain 8-byte loads from the window, 32-bit paging's masked to their 4 (one
- * path, no branch): every slot, those past the walk's repeating its last entry (memo_walk()),
- * so no count to test.
- */
-static inline bool memo_ram_entries_hold(const struct gpt_memo *m)
-{
-	uint64_t diff = 0;
-
-#pragma GCC unroll 4
-	for (unsigned i = 0; i < GPT_MEMO_ENTRIES; i++) {
-		uint64_t e;
-
-		__builtin_memcpy(&e, m->ram + m->entry_gpa[i], 8);
-		diff |= e ^ m->entry[i];
-	}
-	return !(diff & m->entry_mask);
-}
-
 /* The walk m remembers is the one la's page would take now: same state, same entries. */
 static inline bool memo_holds(const struct gpt_cpu *cpu, const struct gpt_memo *m, uint64_t la,
 			      enum gpt_access acc)
 {
 	uint64_t e;
 
-	if (!memo_same_state(cpu, m, la, acc))
+	if (!gpt_memo_same_state(cpu, m, la, acc))
 		return false;
-	if (memo_in_window(cpu, m))
-		return memo_ram_entries_hold(m);
+	if (gpt_memo_in_window(cpu, m))
+		return gpt_memo_entries_hold(m);
 	for (unsigned i = 0; i < m->n; i++)
 		if (!read_entry(cpu, m->entry_gpa[i], m->entry_size, &e) || e != m->entry[i])
 			return false;
@@ -312,36 +275,26 @@ enum gpt_status gpt_translate_memo(const struct gpt_cpu *cpu, uint64_t la, enum 
 	return m ? memo_translate(cpu, la, acc, m, res) : translate(cpu, la, acc, res, m);
 }
 
-/* The len bytes at gpa inside RAM, or NULL. */
-static inline const void *ram_bytes(const struct gpt_cpu *cpu, uint64_t gpa, size_t len)
-{
-	return gpa < cpu->ram_size && cpu->ram_size - gpa >= len ? cpu->ram + gpa : NULL;
-}
-
-/* gpt_map_memo() but for a hit in RAM: out of line, so that the hit needs no stack frame. */
+/* gpt_map_memo() but for a hit: out of line, so that the hit needs no stack frame. */
 static __attribute__((noinline)) const void *
 map_slow(const struct gpt_cpu *cpu, uint64_t la, size_t len, enum gpt_access acc,
 	 struct gpt_memo *m)
 {
 	struct gpt_result res;
 
-	return memo_translate(cpu, la, acc, m, &res) == GPT_OK ? ram_bytes(cpu, res.gpa, len) :
+	/* One page: the next one may map anywhere, or nowhere. */
+	if (!len || (la & (PAGE_SIZE - 1)) + len > PAGE_SIZE)
+		return NULL;
+	return memo_translate(cpu, la, acc, m, &res) == GPT_OK ? gpt_ram_bytes(cpu, res.gpa, len) :
 								  NULL;
 }
 
 const void *gpt_map_memo(const struct gpt_cpu *cpu, uint64_t la, size_t len, enum gpt_access acc,
 			 struct gpt_memo *m)
 {
-	/* One page: the next one may map anywhere, or nowhere. */
-	if (!len || (la & (PAGE_SIZE - 1)) + len > PAGE_SIZE)
-		return NULL;
-	if (!(cpu->efer & EFER_LMA))
-		la = (uint32_t)la;
-	if (!memo_same_state(cpu, m, la, acc) || !memo_in_window(cpu, m) ||
-	    !memo_ram_entries_hold(m))
-		return map_slow(cpu, la, len, acc, m);
-	m->hits++;
-	return ram_bytes(cpu, m->gpa | (la & 0xFFF), len);
+	const void *p = gpt_map_hit(cpu, la, len, acc, m);
+
+	return p ? p : map_slow(cpu, la, len, acc, m);
 }
 
 /* Move len bytes between guest linear la and dst (reads) or src (writes), page by page. */
