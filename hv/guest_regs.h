@@ -4,25 +4,37 @@
 
 #include <stdint.h>
 
+#include "hv/exit_cr.h"
 #include "hv/vmx_ops.h"
 
-/* SDM Vol. 3C 25.6.6: the guest reads host-owned bits from the shadow, the rest from the register. */
-static inline uint64_t guest_regs_cr(enum vmcs_field reg, enum vmcs_field shadow,
-				     enum vmcs_field mask_field)
+/*
+ * The guest/host masks write_controls() (hv/vcpu.c) gives every VMCS and nothing changes:
+ * known here, they need no VMREAD.
+ */
+static inline uint64_t guest_regs_cr0_mask(void)
 {
-	uint64_t mask = vmread(mask_field);
+	return CR0_HOST_MASK;
+}
 
+static inline uint64_t guest_regs_cr4_mask(void)
+{
+	return ~cr4_guest_bits;
+}
+
+/* SDM Vol. 3C 25.6.6: the guest reads host-owned bits from the shadow, the rest from the register. */
+static inline uint64_t guest_regs_cr(enum vmcs_field reg, enum vmcs_field shadow, uint64_t mask)
+{
 	return (vmread(reg) & ~mask) | (vmread(shadow) & mask);
 }
 
 static inline uint64_t guest_regs_cr0(void)
 {
-	return guest_regs_cr(VMCS_GUEST_CR0, VMCS_CR0_SHADOW, VMCS_CR0_MASK);
+	return guest_regs_cr(VMCS_GUEST_CR0, VMCS_CR0_SHADOW, guest_regs_cr0_mask());
 }
 
 static inline uint64_t guest_regs_cr4(void)
 {
-	return guest_regs_cr(VMCS_GUEST_CR4, VMCS_CR4_SHADOW, VMCS_CR4_MASK);
+	return guest_regs_cr(VMCS_GUEST_CR4, VMCS_CR4_SHADOW, guest_regs_cr4_mask());
 }
 
 /* SDM Vol. 3C 28.3.1: SS.DPL is the CPL. */

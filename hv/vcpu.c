@@ -99,8 +99,8 @@ static void write_controls(struct vcpu *v)
 	 * Host-owned bits exit when written and read from the shadow (SDM Vol. 3C 25.6.6): those
 	 * of hv/exit_cr.h for CR0, every CR4 bit of a feature guests are not offered.
 	 */
-	vmwrite(VMCS_CR0_MASK, CR0_HOST_MASK);
-	vmwrite(VMCS_CR4_MASK, ~cr4_guest_bits);
+	vmwrite(VMCS_CR0_MASK, guest_regs_cr0_mask());
+	vmwrite(VMCS_CR4_MASK, guest_regs_cr4_mask());
 }
 
 int vcpu_init(struct vcpu *v, struct domain *d, unsigned id)

@@ -1,4 +1,4 @@
-/* Unit tests for hv/vcpu.c's retirement of an emulated instruction, against a modelled VMCS. */
+/* Unit tests for hv/vcpu.c's guest-state helpers against a modelled VMCS: CR0/CR4 reads, retirement. */
 #include <stdbool.h>
 
 #include "tests/unit/unit.h"
@@ -114,8 +114,23 @@ static void test_light(void)
 	vcpu.step.active = false;
 }
 
+/* The guest reads its own bits from the register, the host-owned ones from the shadow. */
+static void test_guest_crs(void)
+{
+	cr4_guest_bits = CR4_PAE | CR4_PGE;
+	vmcs[VMCS_GUEST_CR0] = CR0_PE | CR0_NE | CR0_PG | CR0_WP;
+	vmcs[VMCS_CR0_SHADOW] = CR0_PE | CR0_CD;
+	check(vcpu_guest_cr0() == (CR0_PE | CR0_WP | CR0_CD),
+	      "CR0: PE, WP from the register; NE, PG, CD, NW (host-owned) from the shadow");
+	vmcs[VMCS_GUEST_CR4] = CR4_PAE | CR4_VMXE;
+	vmcs[VMCS_CR4_SHADOW] = CR4_PGE;
+	check(vcpu_guest_cr4() == CR4_PAE,
+	      "CR4: PAE, PGE (offered) from the register; VMXE (not offered) from the shadow");
+}
+
 int main(void)
 {
+	test_guest_crs();
 	test_light();
 	return unit_summary();
 }
