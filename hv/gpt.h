@@ -156,8 +156,6 @@ static inline bool gpt_memo_entries_hold(const struct gpt_memo *m)
 static inline const void *gpt_map_hit(const struct gpt_cpu *cpu, uint64_t la, size_t len,
 				      enum gpt_access acc, struct gpt_memo *m)
 {
-	const void *p;
-
 	/* One page: the next one may map anywhere, or nowhere. */
 	if (!len || (la & 0xFFF) + len > 0x1000)
 		return NULL;
@@ -166,10 +164,8 @@ static inline const void *gpt_map_hit(const struct gpt_cpu *cpu, uint64_t la, si
 	if (!gpt_memo_same_state(cpu, m, la, acc) || !gpt_memo_in_window(cpu, m) ||
 	    !gpt_memo_entries_hold(m))
 		return NULL;
-	p = gpt_ram_bytes(cpu, m->gpa | (la & 0xFFF), len);
-	if (p)
-		m->hits++;
-	return p;
+	m->hits++;
+	return gpt_ram_bytes(cpu, m->gpa | (la & 0xFFF), len);
 }
 
 /*
