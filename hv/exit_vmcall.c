@@ -54,12 +54,12 @@ bool exit_vmcall_fast(struct vcpu *v)
 
 	if (guest_regs_cpl() != 0)
 		return false;
-	if (hc_read_only(v, nr, &ret)) {
-		vcpu_advance_rip_light(v);
-	} else if (nr == HC_PMU_RESUME) {
+	if (nr == HC_PMU_RESUME) {
 		/* A thread switch's, the PMU's common case: straight to it (as exit_vmcall()). */
 		vcpu_advance_rip_light(v);
 		ret = pmu_resume(v, v->gpr[GPR_RDI]);
+	} else if (hc_read_only(v, nr, &ret)) {
+		vcpu_advance_rip_light(v);
 	} else if (pmu_hypercall_fast(nr)) {
 		/* As exit_vmcall(): the VMCALL retires under the counters it found. */
 		vcpu_advance_rip_light(v);
