@@ -21,7 +21,7 @@ static inline uint64_t guest_regs_cr4_mask(void)
 	return ~cr4_guest_bits;
 }
 
-/* SDM Vol. 3C 25.6.6: the guest reads host-owned bits from the shadow, the rest from the register. */
+/* SDM Vol. 3C 25.6.6: the guest reads host-owned bits from the shadow, the rest from the register */
 static inline uint64_t guest_regs_cr(enum vmcs_field reg, enum vmcs_field shadow, uint64_t mask)
 {
 	return (vmread(reg) & ~mask) | (vmread(shadow) & mask);

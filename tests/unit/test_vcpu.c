@@ -1,4 +1,4 @@
-/* Unit tests for hv/vcpu.c's guest-state helpers against a modelled VMCS: CR0/CR4 reads, retirement. */
+/* Unit tests for hv/vcpu.c against a modelled VMCS: CR0/CR4 as the guest reads them, retirement. */
 #include <stdbool.h>
 
 #include "tests/unit/unit.h"
