@@ -1,6 +1,7 @@
 /* VMCALL exits: hypercall dispatch by number, with every argument checked against the caller's memory. */
 #include "hv/domain.h"
 #include "hv/guest_mem.h"
+#include "hv/guest_regs.h"
 #include "include/perfvisor/hypercall.h"
 #include "hv/sched.h"
 #include "hv/vmexit.h"
@@ -51,17 +52,17 @@ bool exit_vmcall_fast(struct vcpu *v)
 	uint64_t nr = v->gpr[GPR_RAX];
 	int64_t ret;
 
-	if (vcpu_cpl() != 0)
+	if (guest_regs_cpl() != 0)
 		return false;
-	if (hc_read_only(v, nr, &ret)) {
-		vcpu_advance_rip(v);
-	} else if (nr == HC_PMU_RESUME) {
+	if (nr == HC_PMU_RESUME) {
 		/* A thread switch's, the PMU's common case: straight to it (as exit_vmcall()). */
-		vcpu_advance_rip(v);
+		vcpu_advance_rip_light(v);
 		ret = pmu_resume(v, v->gpr[GPR_RDI]);
+	} else if (hc_read_only(v, nr, &ret)) {
+		vcpu_advance_rip_light(v);
 	} else if (pmu_hypercall_fast(nr)) {
 		/* As exit_vmcall(): the VMCALL retires under the counters it found. */
-		vcpu_advance_rip(v);
+		vcpu_advance_rip_light(v);
 		ret = hc_pmu(v, nr);
 	} else {
 		return false;

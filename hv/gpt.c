@@ -199,62 +199,16 @@ enum gpt_status gpt_translate(const struct gpt_cpu *cpu, uint64_t la, enum gpt_a
 	return translate(cpu, la, acc, res, (struct gpt_memo *)0);
 }
 
-/* What the walk m remembers depended on is the same now, with la's page: one test for all. */
-static inline bool memo_same_state(const struct gpt_cpu *cpu, const struct gpt_memo *m,
-				   uint64_t la, enum gpt_access acc)
-{
-	/* Any difference sets some bit. */
-	uint64_t diff = (m->la_page ^ la >> 12) | (uint64_t)(m->acc ^ acc) | (m->cr0 ^ cpu->cr0) |
-			(m->cr3 ^ cpu->cr3) | (m->cr4 ^ cpu->cr4) | (m->efer ^ cpu->efer) |
-			(uint64_t)(m->cpl ^ cpu->cpl);
-
-	return m->valid && !diff;
-}
-
-/* Every entry lay inside the RAM window it still has (checked when remembered). */
-static inline bool memo_in_window(const struct gpt_cpu *cpu, const struct gpt_memo *m)
-{
-	return m->ram && m->ram == cpu->ram && m->ram_size == cpu->ram_size;
-}
-
-/*
- * The entries, by plain loads from the window: every slot, those past the walk's repeating its
- * last entry (memo_walk()), so no count to test.
- */
-static inline bool memo_ram_entries_hold(const struct gpt_memo *m)
-{
-	uint64_t diff = 0;
-
-	if (m->entry_size == 8) {
-#pragma GCC unroll 4
-		for (unsigned i = 0; i < GPT_MEMO_ENTRIES; i++) {
-			uint64_t e;
-
-			__builtin_memcpy(&e, m->ram + m->entry_gpa[i], 8);
-			diff |= e ^ m->entry[i];
-		}
-	} else {
-#pragma GCC unroll 4
-		for (unsigned i = 0; i < GPT_MEMO_ENTRIES; i++) {
-			uint32_t e32;
-
-			__builtin_memcpy(&e32, m->ram + m->entry_gpa[i], 4);
-			diff |= e32 ^ m->entry[i];
-		}
-	}
-	return !diff;
-}
-
 /* The walk m remembers is the one la's page would take now: same state, same entries. */
 static inline bool memo_holds(const struct gpt_cpu *cpu, const struct gpt_memo *m, uint64_t la,
 			      enum gpt_access acc)
 {
 	uint64_t e;
 
-	if (!memo_same_state(cpu, m, la, acc))
+	if (!gpt_memo_same_state(cpu, m, la, acc))
 		return false;
-	if (memo_in_window(cpu, m))
-		return memo_ram_entries_hold(m);
+	if (gpt_memo_in_window(cpu, m))
+		return gpt_memo_entries_hold(m);
 	for (unsigned i = 0; i < m->n; i++)
 		if (!read_entry(cpu, m->entry_gpa[i], m->entry_size, &e) || e != m->entry[i])
 			return false;
@@ -285,11 +239,12 @@ memo_walk(const struct gpt_cpu *cpu, uint64_t la, enum gpt_access acc, struct gp
 	m->la_page = la >> 12;
 	m->gpa = res->gpa & ~0xFFFull;
 	m->entry_size = (cpu->cr4 & CR4_PAE) ? 8 : 4;
+	m->entry_mask = m->entry_size == 8 ? ~0ull : 0xFFFFFFFFull;
 	/* No entry (paging off): nothing to load again, memo_holds() reads none. */
 	m->ram = m->n ? cpu->ram : (const uint8_t *)0;
 	m->ram_size = cpu->ram_size;
 	for (unsigned i = 0; i < m->n; i++)
-		if (m->entry_gpa[i] >= cpu->ram_size || cpu->ram_size - m->entry_gpa[i] < m->entry_size)
+		if (m->entry_gpa[i] >= cpu->ram_size || cpu->ram_size - m->entry_gpa[i] < 8)
 			m->ram = (const uint8_t *)0;
 	/* The slots past the walk's repeat its last entry: memo_holds() loads all of them. */
 	for (unsigned i = m->n; m->n && i < GPT_MEMO_ENTRIES; i++) {
@@ -320,36 +275,26 @@ enum gpt_status gpt_translate_memo(const struct gpt_cpu *cpu, uint64_t la, enum 
 	return m ? memo_translate(cpu, la, acc, m, res) : translate(cpu, la, acc, res, m);
 }
 
-/* The len bytes at gpa inside RAM, or NULL. */
-static inline const void *ram_bytes(const struct gpt_cpu *cpu, uint64_t gpa, size_t len)
-{
-	return gpa < cpu->ram_size && cpu->ram_size - gpa >= len ? cpu->ram + gpa : NULL;
-}
-
-/* gpt_map_memo() but for a hit in RAM: out of line, so that the hit needs no stack frame. */
+/* gpt_map_memo() but for a hit: out of line, so that the hit needs no stack frame. */
 static __attribute__((noinline)) const void *
 map_slow(const struct gpt_cpu *cpu, uint64_t la, size_t len, enum gpt_access acc,
 	 struct gpt_memo *m)
 {
 	struct gpt_result res;
 
-	return memo_translate(cpu, la, acc, m, &res) == GPT_OK ? ram_bytes(cpu, res.gpa, len) :
+	/* One page: the next one may map anywhere, or nowhere. */
+	if (!len || (la & (PAGE_SIZE - 1)) + len > PAGE_SIZE)
+		return NULL;
+	return memo_translate(cpu, la, acc, m, &res) == GPT_OK ? gpt_ram_bytes(cpu, res.gpa, len) :
 								  NULL;
 }
 
 const void *gpt_map_memo(const struct gpt_cpu *cpu, uint64_t la, size_t len, enum gpt_access acc,
 			 struct gpt_memo *m)
 {
-	/* One page: the next one may map anywhere, or nowhere. */
-	if (!len || (la & (PAGE_SIZE - 1)) + len > PAGE_SIZE)
-		return NULL;
-	if (!(cpu->efer & EFER_LMA))
-		la = (uint32_t)la;
-	if (!memo_same_state(cpu, m, la, acc) || !memo_in_window(cpu, m) ||
-	    !memo_ram_entries_hold(m))
-		return map_slow(cpu, la, len, acc, m);
-	m->hits++;
-	return ram_bytes(cpu, m->gpa | (la & 0xFFF), len);
+	const void *p = gpt_map_hit(cpu, la, len, acc, m);
+
+	return p ? p : map_slow(cpu, la, len, acc, m);
 }
 
 /* Move len bytes between guest linear la and dst (reads) or src (writes), page by page. */

@@ -88,7 +88,11 @@ struct gpt_memo {
 	uint64_t gpa;		/* the page it maps la's page to */
 	unsigned n, entry_size;
 	uint64_t entry_gpa[GPT_MEMO_ENTRIES], entry[GPT_MEMO_ENTRIES];
-	/* The RAM window every entry lay in (NULL: some did not): they are loaded from it again. */
+	uint64_t entry_mask;	/* the bits of an 8-byte load that are the entry */
+	/*
+	 * The RAM window every entry lay in, with 8 bytes from each (NULL: some did not): they are
+	 * loaded from it again.
+	 */
 	const uint8_t *ram;
 	uint64_t ram_size;
 	uint64_t hits;		/* translations that needed no walk */
@@ -101,6 +105,68 @@ struct gpt_memo {
  */
 enum gpt_status gpt_translate_memo(const struct gpt_cpu *cpu, uint64_t la, enum gpt_access acc,
 				   struct gpt_memo *m, struct gpt_result *res);
+
+/* The len bytes at gpa inside RAM, or NULL. */
+static inline const void *gpt_ram_bytes(const struct gpt_cpu *cpu, uint64_t gpa, size_t len)
+{
+	return gpa < cpu->ram_size && cpu->ram_size - gpa >= len ? cpu->ram + gpa : NULL;
+}
+
+/* What the walk m remembers depended on is the same now, with la's page: one test for all. */
+static inline bool gpt_memo_same_state(const struct gpt_cpu *cpu, const struct gpt_memo *m,
+				       uint64_t la, enum gpt_access acc)
+{
+	/* Any difference sets some bit. */
+	uint64_t diff = (m->la_page ^ la >> 12) | (uint64_t)(m->acc ^ acc) | (m->cr0 ^ cpu->cr0) |
+			(m->cr3 ^ cpu->cr3) | (m->cr4 ^ cpu->cr4) | (m->efer ^ cpu->efer) |
+			(uint64_t)(m->cpl ^ cpu->cpl);
+
+	return m->valid && !diff;
+}
+
+/* Every entry lay inside the RAM window it still has (checked when remembered). */
+static inline bool gpt_memo_in_window(const struct gpt_cpu *cpu, const struct gpt_memo *m)
+{
+	return m->ram && m->ram == cpu->ram && m->ram_size == cpu->ram_size;
+}
+
+/*
+ * The entries, by plain 8-byte loads from the window, 32-bit paging's masked to their 4 (one
+ * path, no branch): every slot, those past the walk's repeating its last entry (hv/gpt.c's
+ * memo_walk()), so no count to test.
+ */
+static inline bool gpt_memo_entries_hold(const struct gpt_memo *m)
+{
+	uint64_t diff = 0;
+
+#pragma GCC unroll 4
+	for (unsigned i = 0; i < GPT_MEMO_ENTRIES; i++) {
+		uint64_t e;
+
+		__builtin_memcpy(&e, m->ram + m->entry_gpa[i], 8);
+		diff |= e ^ m->entry[i];
+	}
+	return !(diff & m->entry_mask);
+}
+
+/*
+ * gpt_map_memo() when m's walk holds, inline: it reads only cpu's control registers, CPL and RAM
+ * window. NULL when it does not hold (or the bytes leave their page or RAM): gpt_map_memo() says.
+ */
+static inline const void *gpt_map_hit(const struct gpt_cpu *cpu, uint64_t la, size_t len,
+				      enum gpt_access acc, struct gpt_memo *m)
+{
+	/* One page: the next one may map anywhere, or nowhere. */
+	if (!len || (la & 0xFFF) + len > 0x1000)
+		return NULL;
+	if (!(cpu->efer & EFER_LMA))
+		la = (uint32_t)la;
+	if (!gpt_memo_same_state(cpu, m, la, acc) || !gpt_memo_in_window(cpu, m) ||
+	    !gpt_memo_entries_hold(m))
+		return NULL;
+	m->hits++;
+	return gpt_ram_bytes(cpu, m->gpa | (la & 0xFFF), len);
+}
 
 /*
  * Where the len bytes at la are in the hypervisor, for an access of kind acc: inside cpu->ram,

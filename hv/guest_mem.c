@@ -2,6 +2,7 @@
 #include "lib/string.h"
 #include "hv/domain.h"
 #include "hv/guest_mem.h"
+#include "hv/guest_regs.h"
 #include "hv/step_cache.h"
 #include "hv/vmx_ops.h"
 
@@ -30,13 +31,23 @@ static bool write_gpa(void *ctx, uint64_t gpa, const void *buf, size_t len)
 	return p;
 }
 
-static void walk_context(struct vcpu *v, struct gpt_cpu *c, uint64_t pdptes[4])
+/* What a remembered walk's hit reads of the context: control registers, CPL, RAM window. */
+static inline __attribute__((always_inline)) void walk_regs(struct vcpu *v, struct gpt_cpu *c)
 {
-	c->cr0 = vcpu_guest_cr0();
-	c->cr4 = vcpu_guest_cr4();
+	c->cr0 = guest_regs_cr0();
+	c->cr4 = guest_regs_cr4();
 	c->cr3 = vmread(VMCS_GUEST_CR3);
 	c->efer = vmread(VMCS_GUEST_EFER);
-	c->cpl = vcpu_cpl();
+	c->cpl = guest_regs_cpl();
+	/* Paging structures in RAM are read straight from it (RAM is host-contiguous). */
+	c->ram = (const uint8_t *)v->dom->ram_hpa;
+	c->ram_size = v->dom->ram_size;
+}
+
+/* The rest, for a walk. */
+static inline __attribute__((always_inline)) void
+walk_access(struct vcpu *v, struct gpt_cpu *c, uint64_t pdptes[4])
+{
 	/* With EPT, PAE paging uses the PDPTE registers in the VMCS (SDM Vol. 3C 26.3.2.4). */
 	for (unsigned i = 0; i < 4 && (c->cr4 & CR4_PAE) && !(c->efer & EFER_LMA); i++)
 		pdptes[i] = vmread(VMCS_GUEST_PDPTE0 + 2 * i);
@@ -44,9 +55,13 @@ static void walk_context(struct vcpu *v, struct gpt_cpu *c, uint64_t pdptes[4])
 	c->read_gpa = read_gpa;
 	c->write_gpa = write_gpa;
 	c->ctx = v->dom;
-	/* Paging structures in RAM are read straight from it (RAM is host-contiguous). */
-	c->ram = (const uint8_t *)v->dom->ram_hpa;
-	c->ram_size = v->dom->ram_size;
+}
+
+static inline __attribute__((always_inline)) void
+walk_context(struct vcpu *v, struct gpt_cpu *c, uint64_t pdptes[4])
+{
+	walk_regs(v, c);
+	walk_access(v, c, pdptes);
 }
 
 enum gpt_status guest_read(struct vcpu *v, void *dst, uint64_t la, size_t len,
@@ -79,14 +94,27 @@ enum gpt_status guest_translate(struct vcpu *v, uint64_t la, enum gpt_access acc
 	return gpt_translate_memo(&c, la, acc, memo, res);
 }
 
-const void *guest_map(struct vcpu *v, uint64_t la, size_t len, enum gpt_access acc,
-		      struct gpt_memo *memo)
+/* guest_map() past a remembered walk's hit: the whole context, out of line. */
+static __attribute__((noinline)) const void *map_walk(struct vcpu *v, uint64_t la, size_t len,
+						      enum gpt_access acc, struct gpt_memo *memo)
 {
 	struct gpt_cpu c;
 	uint64_t pdptes[4];
 
 	walk_context(v, &c, pdptes);
 	return gpt_map_memo(&c, la, len, acc, memo);
+}
+
+/* The hit's context stays in registers: only a walk needs it whole, in memory. */
+const void *guest_map(struct vcpu *v, uint64_t la, size_t len, enum gpt_access acc,
+		      struct gpt_memo *memo)
+{
+	struct gpt_cpu c;
+	const void *p;
+
+	walk_regs(v, &c);
+	p = gpt_map_hit(&c, la, len, acc, memo);
+	return p ? p : map_walk(v, la, len, acc, memo);
 }
 
 enum insn_mode guest_code_mode(void)

@@ -5,6 +5,7 @@
 #include "lib/string.h"
 #include "hv/domain.h"
 #include "hv/exit_cr.h"
+#include "hv/guest_regs.h"
 #include "hv/pcpu.h"
 #include "hv/vcpu.h"
 #include "hv/vmx.h"
@@ -98,8 +99,8 @@ static void write_controls(struct vcpu *v)
 	 * Host-owned bits exit when written and read from the shadow (SDM Vol. 3C 25.6.6): those
 	 * of hv/exit_cr.h for CR0, every CR4 bit of a feature guests are not offered.
 	 */
-	vmwrite(VMCS_CR0_MASK, CR0_HOST_MASK);
-	vmwrite(VMCS_CR4_MASK, ~cr4_guest_bits);
+	vmwrite(VMCS_CR0_MASK, guest_regs_cr0_mask());
+	vmwrite(VMCS_CR4_MASK, guest_regs_cr4_mask());
 }
 
 int vcpu_init(struct vcpu *v, struct domain *d, unsigned id)
@@ -297,12 +298,16 @@ void vcpu_unload(struct vcpu *v)
 		p->loaded = (struct vcpu *)0;
 }
 
-void vcpu_retire_insn(struct vcpu *v, unsigned len)
+/*
+ * light: the caller knows that nothing steps and pmu_exit_light() holds (the exit fast path),
+ * so neither is looked at again.
+ */
+static inline __attribute__((always_inline)) void retire(struct vcpu *v, unsigned len, bool light)
 {
 	uint64_t intr = vmread(VMCS_GUEST_INTERRUPTIBILITY);
 
 	/* Light: no counter counts retirements (instructions and branches need stepping). */
-	if (!pmu_exit_light(&v->pmu))
+	if (!light && !pmu_exit_light(&v->pmu))
 		pmu_retired(v, (const struct soft_insn *)0, vcpu_cpl());
 	vmwrite(VMCS_GUEST_RIP, vmread(VMCS_GUEST_RIP) + len);
 	/* An emulated instruction ends STI / MOV SS blocking (SDM Vol. 3C 25.4.2). */
@@ -311,13 +316,23 @@ void vcpu_retire_insn(struct vcpu *v, unsigned len)
 			intr & ~(uint64_t)(INTERRUPTIBILITY_STI | INTERRUPTIBILITY_MOV_SS));
 	/* The guest's own TF: the emulated instruction ends with its single-step trap, pending
 	 * until the next entry delivers it (SDM Vol. 3A 17.3.1.4, Vol. 3C 27.7.3). */
-	if (!v->step.active && (vmread(VMCS_GUEST_RFLAGS) & RFLAGS_TF))
+	if ((light || !v->step.active) && (vmread(VMCS_GUEST_RFLAGS) & RFLAGS_TF))
 		vmwrite(VMCS_GUEST_PENDING_DBG, vmread(VMCS_GUEST_PENDING_DBG) | PENDING_DBG_BS);
+}
+
+void vcpu_retire_insn(struct vcpu *v, unsigned len)
+{
+	retire(v, len, false);
 }
 
 void vcpu_advance_rip(struct vcpu *v)
 {
-	vcpu_retire_insn(v, vmread(VMCS_EXIT_INSN_LEN));
+	retire(v, vmread(VMCS_EXIT_INSN_LEN), false);
+}
+
+void vcpu_advance_rip_light(struct vcpu *v)
+{
+	retire(v, vmread(VMCS_EXIT_INSN_LEN), true);
 }
 
 void vcpu_inject_exception(struct vcpu *v, unsigned vector, bool has_error, uint32_t error)
@@ -337,23 +352,17 @@ void vcpu_inject_exception(struct vcpu *v, unsigned vector, bool has_error, uint
 	vmwrite(VMCS_ENTRY_INTR_INFO, info);
 }
 
-/* SDM Vol. 3C 25.6.6: the guest reads host-owned bits from the shadow, the rest from the register. */
 uint64_t vcpu_guest_cr0(void)
 {
-	uint64_t mask = vmread(VMCS_CR0_MASK);
-
-	return (vmread(VMCS_GUEST_CR0) & ~mask) | (vmread(VMCS_CR0_SHADOW) & mask);
+	return guest_regs_cr0();
 }
 
 uint64_t vcpu_guest_cr4(void)
 {
-	uint64_t mask = vmread(VMCS_CR4_MASK);
-
-	return (vmread(VMCS_GUEST_CR4) & ~mask) | (vmread(VMCS_CR4_SHADOW) & mask);
+	return guest_regs_cr4();
 }
 
 unsigned vcpu_cpl(void)
 {
-	/* SDM Vol. 3C 28.3.1: SS.DPL is the CPL. */
-	return (vmread(VMCS_GUEST_SS_AR) >> 5) & 3;
+	return guest_regs_cpl();
 }

@@ -111,6 +111,8 @@ void vcpu_unload(struct vcpu *v);
 void vcpu_retire_insn(struct vcpu *v, unsigned len);
 /* The same for an instruction-caused exit, whose length the VMCS gives. */
 void vcpu_advance_rip(struct vcpu *v);
+/* The same on the exit fast path, where nothing steps and pmu_exit_light() holds. */
+void vcpu_advance_rip_light(struct vcpu *v);
 void vcpu_inject_exception(struct vcpu *v, unsigned vector, bool has_error, uint32_t error);
 static inline void vcpu_inject_gp(struct vcpu *v)
 {

@@ -384,15 +384,36 @@ static void restart(struct vcpu *v, const struct pmu_vcpu *pv, struct pv_vcpu_ar
 	}
 }
 
+/*
+ * resume() for any control but the one the VCPU runs, or with i-mode counters: copied first
+ * (from g, or through the page tables when NULL), and only the copy is looked at (the guest may
+ * change its own meanwhile). Out of line: the common resume needs none of its stack.
+ */
+static __attribute__((noinline)) int64_t resume_load(struct vcpu *v, struct pv_vcpu_area *a,
+						     const struct pv_control *g, uint64_t ctl_la,
+						     uint64_t values_la)
+{
+	uint64_t values[PV_PMU_COUNTERS];
+	struct pv_control c;
+
+	if (g)
+		__builtin_memcpy(&c, g, sizeof(c));
+	else if (!vcpu_pmu_read_guest(v, &c, ctl_la, sizeof(c)))
+		return -PV_EFAULT;
+	if (values_la && !vcpu_pmu_read_guest(v, values, values_la, sizeof(values)))
+		return -PV_EFAULT;
+	if (!same_control(&c, ctl_of(v)) || c.imode_mask)
+		return load_control(v, a, &c, values_la ? values : (const uint64_t *)0);
+	return 0;
+}
+
 /* HC_PMU_RESUME / HC_PMU_IRESUME: a thread's control and i-mode values become the VCPU's. */
 static int64_t resume(struct vcpu *v, uint64_t ctl_la, uint64_t values_la)
 {
 	struct pmu_vcpu *pv = vcpu_pmu_state(v);
 	struct pv_vcpu_area *a = page_of(pv);
 	struct pv_control *ctl = &pv->pd->pv.ctl[pv->id];
-	uint64_t values[PV_PMU_COUNTERS];
 	const struct pv_control *g;
-	struct pv_control c;
 	int64_t r;
 
 	if (!a)
@@ -400,22 +421,13 @@ static int64_t resume(struct vcpu *v, uint64_t ctl_la, uint64_t values_la)
 	/*
 	 * The control the VCPU runs was valid when it came; without i-mode counters to load again,
 	 * the same one again changes no programming: only Sum/Start restart. It is compared where
-	 * the guest keeps it (the walk there remembered); any other is copied first, and only the
-	 * copy is looked at (the guest may change its own meanwhile).
+	 * the guest keeps it (the walk there remembered).
 	 */
-	g = vcpu_pmu_guest_bytes(v, ctl_la, sizeof(c));
+	g = vcpu_pmu_guest_bytes(v, ctl_la, sizeof(*g));
 	if (values_la || ctl->imode_mask || !g || !same_control(g, ctl)) {
-		if (g)
-			__builtin_memcpy(&c, g, sizeof(c));
-		else if (!vcpu_pmu_read_guest(v, &c, ctl_la, sizeof(c)))
-			return -PV_EFAULT;
-		if (values_la && !vcpu_pmu_read_guest(v, values, values_la, sizeof(values)))
-			return -PV_EFAULT;
-		if (!same_control(&c, ctl) || c.imode_mask) {
-			r = load_control(v, a, &c, values_la ? values : (const uint64_t *)0);
-			if (r)
-				return r;
-		}
+		r = resume_load(v, a, g, ctl_la, values_la);
+		if (r)
+			return r;
 	}
 	restart(v, pv, a, amode_mask(ctl));
 	return 0;

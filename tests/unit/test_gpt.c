@@ -419,6 +419,36 @@ static void test_map_memo_short(void)
 	      m.hits == 2, "map, paging off: no entry, taken again");
 }
 
+/*
+ * 32-bit paging's 4-byte entries are checked by 8-byte loads, masked: the next entry's change
+ * is no miss, the entry's own is; an entry in RAM's last 4 bytes is not loaded from the window.
+ */
+static void test_map_memo_32bit(void)
+{
+	struct gpt_cpu cpu = cpu_for(CR0_PG, CR4_PSE, 0, 0x1000);
+	struct gpt_memo m = { 0 };
+
+	cpu.ram = ram;
+	cpu.ram_size = RAM_SIZE;
+	memset(ram, 0, sizeof(ram));
+	put32(0x1000, 0x2000 | P | RW | US);
+	put32(0x2000 + 1 * 4, 0x7000 | P | RW | US);
+	check(gpt_map_memo(&cpu, 0x1abc, 8, GPT_READ, &m) == ram + 0x7abc && m.ram == ram,
+	      "map, 32-bit: remembered, its entries in the RAM window");
+	put32(0x2000 + 2 * 4, 0x8000 | P | RW | US);	/* the next PTE, in the same 8 bytes */
+	check(gpt_map_memo(&cpu, 0x1abc, 8, GPT_READ, &m) == ram + 0x7abc && m.hits == 1,
+	      "map, 32-bit: the next entry's change is no miss");
+	put32(0x2000 + 1 * 4, 0x9000 | P | RW | US);
+	check(gpt_map_memo(&cpu, 0x1abc, 8, GPT_READ, &m) == ram + 0x9abc && m.hits == 1,
+	      "map, 32-bit: the entry's own change is seen");
+	put32(0x2000 + 1 * 4, 0x0000 | P | RW | US);
+	cpu.ram_size = 0x2008;	/* the PTE is RAM's last 4 bytes */
+	check(gpt_map_memo(&cpu, 0x1abc, 8, GPT_READ, &m) == ram + 0xabc && m.valid && !m.ram,
+	      "map, 32-bit: an entry in RAM's last 4 bytes is not loaded 8 bytes wide");
+	check(gpt_map_memo(&cpu, 0x1abc, 8, GPT_READ, &m) == ram + 0xabc && m.hits == 2,
+	      "map, 32-bit: and is checked through the callback");
+}
+
 static void fill(uint64_t gpa, size_t len, uint8_t seed)
 {
 	for (size_t i = 0; i < len; i++)
@@ -503,5 +533,6 @@ int main(void)
 	test_memo();
 	test_map_memo();
 	test_map_memo_short();
+	test_map_memo_32bit();
 	return unit_summary();
 }
