@@ -316,6 +316,8 @@ static void run_slice(struct vcpu *v)
 		spec_before_entry();
 		if (!vmx_enter(v)) {
 			ept_leave(&v->ept);
+			/* The fast path's blocks retired before the entry that failed. */
+			step_fast_flush(v);
 			dom_kill(v->dom, v, "VM entry failed");
 			break;
 		}
@@ -329,6 +331,8 @@ static void run_slice(struct vcpu *v)
 			/* From the last entry, the stepper's fast path's if it ran since. */
 			sched_tsc_freeze(v, sched_charged_tsc(v->entry_tsc, t_exit,
 							      v->step.run_insns));
+		/* Only this exit's block may be charged, never a later exit with stepping off. */
+		v->step.run_insns = 0;
 	}
 	if (t_exit)
 		v->hv_tsc += rdtsc() - t_exit;

@@ -201,10 +201,11 @@ static void end_block(struct vcpu *v)
 	uint64_t rip = vmread(VMCS_GUEST_RIP);
 	bool rf = vmread(VMCS_GUEST_RFLAGS) & RFLAGS_RF;
 	uint64_t insns, branches;
+	bool seen;
 
 	s->block_on = false;
-	if (!step_block_retired(&s->block, rip, rf, v->gpr[s->block.ctr], &insns, &branches) &&
-	    !s->block_lost_said) {
+	seen = step_block_retired(&s->block, rip, rf, v->gpr[s->block.ctr], &insns, &branches);
+	if (!seen && !s->block_lost_said) {
 		s->block_lost_said = true;
 		pr_warn("[%s] vcpu %u: soft PMU: exit at rip %lx, inside no instruction of the "
 			"block at %lx: counted %llu\n", v->dom->cfg.name, v->id, rip, s->block.start,
@@ -212,7 +213,8 @@ static void end_block(struct vcpu *v)
 	}
 	s->blocks++;
 	s->block_insns += insns;
-	s->run_insns = s->block.reads_tsc ? 0 : insns;
+	/* Lost track of (unseen code ran, an RDTSC maybe): not charged by its instructions. */
+	s->run_insns = seen && !s->block.reads_tsc ? insns : 0;
 	if (insns)
 		pmu_retired_block(v, insns, branches, s->block_cpl);
 	step_pv_block_end(v);
@@ -380,7 +382,6 @@ void step_on_exit(struct vcpu *v)
 		return;
 	step_clear_pending();
 	step_fast_flush(v);
-	v->step.run_insns = 0;
 	/* The shadow ends when the instruction it covers retires or an event is delivered. */
 	if (v->step.sti_shadow && vmread(VMCS_GUEST_RIP) != v->step.sti_shadow_rip)
 		v->step.sti_shadow = false;

@@ -177,6 +177,7 @@ static void step_fast_time(struct vcpu *v, uint64_t t_exit, uint64_t timer)
 	/* Past its end: 0 exits before any guest instruction (SDM Vol. 3C 27.7.4). */
 	vmwrite(VMCS_PREEMPTION_TIMER, left > 0 ? (uint64_t)left >> vmx_caps.preemption_rate : 0);
 	v->hv_tsc += now - t_exit;
+	v->entry_tsc = now;
 	/* run_slice() adds the whole run up to the next ordinary exit as the guest's. */
 	v->run_tsc -= now - t_exit;
 }

@@ -72,7 +72,8 @@ struct vcpu {
 	uint64_t tsc_offset;
 	uint64_t desched_tsc;
 	uint64_t tsc_frozen;		/* host TSC of a stepping exit it stands at, or 0 */
-	uint64_t entry_tsc;		/* host TSC at (just before) the last VM entry */
+	/* Host TSC just before the last VM entry, ordinary or the stepper's fast path's. */
+	uint64_t entry_tsc;
 	/* Why to leave the run loop at the next exit. */
 	bool resched;
 	/* Statistics and the post-mortem ring. */

@@ -44,6 +44,7 @@
  * too, but GCC 12 also computes its address apart, instructions a read pays per counter).
  */
 #define PV_LOAD(p)	(*(const volatile __typeof__(*(p)) *)(p))
+_Static_assert(sizeof(void *) == 8, "PV_LOAD's 8-byte loads are whole only on x86-64");
 
 /* v modulo 2^width (width 1..64). */
 static inline uint64_t pv_wrap(uint64_t v, unsigned width)

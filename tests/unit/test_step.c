@@ -601,6 +601,8 @@ static void test_block_mid(void)
 	step_on_exit(&vcpu);
 	check(blocks_told == 1 && block_n == 2 && !warned,
 	      "exit mid-block: the 2 instructions before RIP told once");
+	check(vcpu.step.run_insns == 2,
+	      "and the run's guest TSC may be charged as those 2 (no RDTSC in the block)");
 	step_on_exit(&vcpu);
 	check(blocks_told == 1, "a second exit without an entry counts nothing again");
 	step_before_entry(&vcpu);
@@ -621,6 +623,8 @@ static void test_block_mid(void)
 		step_on_exit(&vcpu);
 	}
 	check(warned == 1, "exit inside an instruction of the block: said once, not at every exit");
+	check(!vcpu.step.run_insns,
+	      "a block lost track of is not charged by its instructions (unseen code ran)");
 }
 
 /* No free slot, a shadow, or no room: no block, the instruction is stepped. */
