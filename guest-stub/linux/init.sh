@@ -23,11 +23,6 @@ perf stat -x, -e instructions:u,branches:u /bin/known 2>&1 | sed 's/^/perfvisor-
 if grep -qw perfvisor.kcount /proc/cmdline; then
 	perf stat -x, -e instructions,branches /bin/known 2>&1 | sed 's/^/perfvisor-linux: perf-k: /'
 fi
-# perf throttles sampling when its PMIs take more than 25% of the CPU by the guest's clock. Each
-# PMI's trapped MSR accesses cost the hypervisor's time, which under Bochs is long in a 50 MHz
-# TSC's nanoseconds: Linux lowered the rate to 8750/s and stopped the profile's counter after 16
-# of its 22 samples. 0 turns the check off (Linux's sysctl/kernel.rst).
-echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
 # Sampling: a PMI (an NMI: Linux programs LVTPC so) every 2000 user instructions of known.
 # --per-thread: one event that follows the program from CPU to CPU. perf record's default is an
 # event per CPU, each with its own period, so a program Linux moves between its CPUs would be
