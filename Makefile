@@ -48,9 +48,11 @@ $(KERNEL): $(HV_OBJS) linker.ld
 
 -include $(HV_OBJS:.o=.d)
 
-# Installs what is missing (Debian packages, newlib for the guests); quiet when all is there.
+# Installs what is missing (Debian packages, newlib for the guests, the Linux guest from Debian's
+# packages through apt); quiet when all is there.
 deps:
 	@bash scripts/deps.sh
+	@$(MAKE) --no-print-directory linux-guest
 
 # Each fragment is required: a missing one fails here instead of dropping a target or a layer.
 include guest-stub/guest.mk

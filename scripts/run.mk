@@ -3,15 +3,14 @@
 # User knobs: EMU=bochs|qemu|kvm, SCENARIO=FILE, CPUS=N; LINUX=1 for the Linux guest's demo.
 
 # LINUX=1: Debian's kernel runs perf stat and perf record on programs of known cost
-# (tests/scenarios/linux-perf.cfg, Bochs with 1 CPU and 512 MB, a few minutes); make linux-guest
-# builds it first, and without it make run says so. SCENARIO stays the demo's: `make iso`
-# (part of `make all`) builds the demo ISO from it.
+# (tests/scenarios/linux-perf.cfg, Bochs with 1 CPU and 512 MB, a few minutes); make deps builds
+# the guest first. SCENARIO stays the demo's: `make iso` (part of `make all`) builds the demo ISO
+# from it.
 ifeq ($(LINUX),1)
 RUN_SCENARIO := tests/scenarios/linux-perf.cfg
 CPUS ?= 1
 RUN_MEM ?= 512
 RUN_TIMEOUT ?= 900
-RUN_NEEDS := run-linux-guest
 endif
 
 EMU ?= bochs
@@ -31,28 +30,19 @@ RUN_GDB_EMU = $(if $(filter kvm,$(EMU)),kvm,qemu)
 # (its GRUB ISO boot is covered by the system tests).
 RUN_BOOT = $(if $(filter bochs,$(EMU)),--iso $(RUN_ISO),--scenario $(RUN_SCENARIO))
 
-.PHONY: run gdb iso run-linux-guest
+.PHONY: run gdb iso
 
 # The README's two commands install what is missing first. The exit status of
 # scripts/run-emu.sh is the verdict; make turns any non-zero one into its own
 # status 2 after printing it as "Error N". The demo's table (scripts/demo-table.py)
 # follows the log; other scenarios print none.
-run: $(RUN_NEEDS) deps all
+run: deps all
 	$(if $(filter bochs,$(EMU)),scripts/mkiso.sh $(RUN_SCENARIO) $(RUN_ISO))
 	@echo "  RUN     $(RUN_SCENARIO) under $(EMU), $(CPUS) CPUs, log in $(RUN_LOG)"
 	$(Q)rc=0; scripts/run-emu.sh --emu $(EMU) --cpus $(CPUS) --mem $(RUN_MEM) \
 		--timeout $(RUN_TIMEOUT) \
 		--log $(RUN_LOG) --follow $(RUN_BOOT) || rc=$$?; \
 	python3 scripts/demo-table.py $(RUN_LOG)/serial.txt || [ $$rc != 0 ] || rc=1; exit $$rc
-
-# The Linux guest is not built by make (it downloads Debian's packages): say how to get it.
-run-linux-guest:
-	@if [ ! -f $(LINUX_OUT)/vmlinuz ] || [ ! -f $(LINUX_OUT)/initrd.gz ]; then \
-		echo "run: LINUX=1 needs the Linux guest: no $(LINUX_OUT)/vmlinuz and initrd.gz;" \
-		     "run make linux-guest first (it downloads Debian's kernel, busybox and perf" \
-		     "through apt, about 75 MB)"; \
-		exit 1; \
-	fi
 
 gdb: all
 	$(Q)printf 'file %s\ntarget remote localhost:1234\n' '$(abspath $(KERNEL))' >$(RUN_GDB_SCRIPT)

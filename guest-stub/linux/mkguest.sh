@@ -17,10 +17,14 @@ debs=$out/debs pkgs=$out/pkgs root=$out/initramfs
 
 say() { echo "linux-guest: $*"; }
 
+# apt-get update and install need root, as in scripts/deps.sh; the downloads do not.
+sudo=()
+[ "$(id -u)" -ne 0 ] && sudo=(sudo)
+
 # apt-cache knows nothing before the first `apt-get update` on a fresh machine.
 if ! apt-cache show linux-image-amd64 >/dev/null 2>&1; then
 	say "apt-get update (no package lists yet)"
-	apt-get update -qq
+	"${sudo[@]}" apt-get update -qq
 fi
 # linux-image-amd64 is a metapackage: the kernel is in the versioned package it depends on.
 kpkg=$(apt-cache depends linux-image-amd64 |
@@ -62,7 +66,8 @@ if ldd "$perf" | grep -q "not found"; then
 	read -ra deps <<<"$(dpkg-deb -f "${chosen[2]}" Depends |
 		tr ',' '\n' | sed 's/([^)]*)//; s/|.*//; s/:any//; s/ //g' | tr '\n' ' ')"
 	say "perf's libraries missing on this host; apt-get install ${deps[*]}"
-	apt-get install -y -qq --no-install-recommends "${deps[@]}" >/dev/null
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends "${deps[@]}" >/dev/null
 fi
 if ldd "$perf" | grep "not found"; then
 	say "perf still lacks the libraries above"
