@@ -90,9 +90,12 @@ test: deps
 	if [ $$rc = 0 ]; then echo "make test: all layers passed"; else echo "make test: FAILED"; fi; \
 	exit $$rc
 
-# newlib takes a minute to build and is kept across `make clean`; distclean removes it too.
+# newlib takes a minute to build and the Linux guest's packages 75 MB to download: both are kept
+# across `make clean`; distclean removes them too.
 clean:
-	@find $(BUILD) -mindepth 1 -maxdepth 1 ! -name newlib ! -name 'newlib-*' -exec rm -rf {} + 2>/dev/null || true
+	@find $(BUILD) -mindepth 1 -maxdepth 1 ! -name newlib ! -name 'newlib-*' ! -name linux \
+		-exec rm -rf {} + 2>/dev/null || true
+	@find $(BUILD)/linux -mindepth 1 -maxdepth 1 ! -name debs -exec rm -rf {} + 2>/dev/null || true
 
 distclean:
 	rm -rf $(BUILD)
