@@ -3,6 +3,7 @@
 #include "lib/string.h"
 #include "hv/cpuid_table.h"
 #include "hv/domain.h"
+#include "hv/sched.h"
 #include "hv/vmexit.h"
 #include "include/perfvisor/hypercall.h"
 
@@ -64,6 +65,24 @@ void exit_cpuid(struct vcpu *v, uint64_t qual)
 		/* SDM Vol. 4 table 2-2: MISC_ENABLE bit 34 hides XD. */
 		if (v->msr.misc_enable & MISC_ENABLE_XD_DISABLE)
 			r.edx &= ~X1_EDX_NX;
+		break;
+	case 0x15:
+		/*
+		 * SDM Vol. 2A CPUID leaf 15H, Vol. 3A 11.5.4: with the TSC/crystal ratio enumerated
+		 * the APIC timer counts at the core crystal clock. The virtual one counts at the
+		 * TSC's rate (hv/vapic.c), so the crystal is the TSC: ratio 1/1 at its frequency
+		 * (beyond 32 bits of Hz, not enumerated). The host's answer (Bochs: a 3.5 GHz TSC over
+		 * a 24 MHz crystal, while its TSC runs at 50 MHz) made Linux's tick 146 times shorter
+		 * than it meant and its TSC 70 times slower than it took it for.
+		 */
+		r.eax = r.ebx = tsc_khz * 1000 <= UINT32_MAX;
+		r.ecx = r.eax ? (uint32_t)(tsc_khz * 1000) : 0;
+		r.edx = 0;
+		break;
+	case 0x16:
+		/* Base, maximum and bus (reference) frequency in MHz: the TSC's (leaf 15H). */
+		r.eax = r.ebx = r.ecx = (uint32_t)(tsc_khz / 1000);
+		r.edx = 0;
 		break;
 	case 0xB: case 0x1F:
 		/* Topology: the x2APIC ID is the VCPU's APIC ID. */

@@ -5,8 +5,6 @@
 #include "hv/vmx_ops.h"
 #include "include/x86/trap.h"
 
-#define INTR_TYPE_MASK	(7u << 8)
-
 void exit_exception(struct vcpu *v, uint64_t qual)
 {
 	uint32_t info = vmread(VMCS_EXIT_INTR_INFO);

@@ -30,6 +30,31 @@
 /* Every PCPU has the TSC-deadline timer: idle PCPUs halt instead of spinning. */
 static bool idle_halts;
 
+/*
+ * The guest's interruptibility state, with blocking by NMI only while an NMI this file injected
+ * may still block: with NMI exiting the guest takes no NMI but those, and the blocking begins
+ * with one's delivery (SDM Vol. 3C 27.6.1.1) and ends with the guest's IRET (26.3) or an entry
+ * with bit 3 clear (27.7.1). Bochs 2.7 leaves other blocking behind: its VM entry sets
+ * virtual-NMI blocking for bit 3 set but never clears it for bit 3 clear (fixed in Bochs 2.8),
+ * so the stepper's own blocking (hv/step.c) outlives the write that takes it off, and a PCPU
+ * hands whatever blocking its last VCPU had on to the next one, whose next exit saves it
+ * (28.3.4). Trusted, it held a PMI back for an NMI window until some later IRET in the kernel,
+ * often after perf had switched the counter out: a sample lost (docs/linux-guest.md).
+ */
+static uint32_t guest_interruptibility(struct vcpu *v)
+{
+	uint32_t intr = vmread(VMCS_GUEST_INTERRUPTIBILITY);
+
+	if (!(intr & INTERRUPTIBILITY_NMI)) {
+		v->nmi_blocks = false;
+	} else if (!v->nmi_blocks) {
+		/* Not the guest's; and an NMI is injected only with bit 3 clear (27.3.1.5). */
+		intr &= ~INTERRUPTIBILITY_NMI;
+		vmwrite(VMCS_GUEST_INTERRUPTIBILITY, intr);
+	}
+	return intr;
+}
+
 static void set_exiting(uint32_t ctl, bool on)
 {
 	uint64_t ctls = vmread(VMCS_CPU_CTLS);
@@ -41,7 +66,7 @@ static void set_exiting(uint32_t ctl, bool on)
 
 void irq_deliver(struct vcpu *v)
 {
-	uint32_t intr = vmread(VMCS_GUEST_INTERRUPTIBILITY), inject = 0;
+	uint32_t intr = guest_interruptibility(v), inject = 0;
 	bool queued = (vmread(VMCS_ENTRY_INTR_INFO) & INTR_INFO_VALID) ||
 		      (vmread(VMCS_GUEST_PENDING_DBG) & PENDING_DBG_TRAPS);
 	bool if_set = vmread(VMCS_GUEST_RFLAGS) & RFLAGS_IF;
@@ -81,6 +106,10 @@ void irq_deliver(struct vcpu *v)
 	spin_unlock(&v->lock);
 	if (inject)
 		vmwrite(VMCS_ENTRY_INTR_INFO, inject);
+	/* An NMI delivered at this entry (this one, or one an exit cut short) blocks the next. */
+	if ((vmread(VMCS_ENTRY_INTR_INFO) & (INTR_INFO_VALID | INTR_TYPE_MASK)) ==
+	    (INTR_INFO_VALID | INTR_TYPE_NMI))
+		v->nmi_blocks = true;
 	/* SDM Vol. 3C 26.7.6: without virtual NMIs an interrupt window stands in for the NMI's. */
 	set_exiting(CPU_NMI_WINDOW_EXITING, !shadow && nmi_wait && vnmi);
 	set_exiting(CPU_INTR_WINDOW_EXITING, !shadow && (intr_wait || (nmi_wait && !vnmi)));

@@ -20,7 +20,6 @@
  */
 #define STEP_EXCEPTIONS	(0xFFFFFFFFu & ~(1u << 3 | 1u << 4 | 1u << 18))
 #define INTR_BLOCKING	3u	/* STI and MOV SS blocking (SDM Vol. 3C 25.4.2, table 25-3) */
-#define INTR_TYPE_MASK	(7u << 8)
 
 static enum soft_mode soft_mode(void)
 {

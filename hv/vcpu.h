@@ -64,6 +64,7 @@ struct vcpu {
 	/* Guards apic and state against other PCPUs (IPIs, wake-ups). */
 	struct spinlock lock;
 	struct vapic apic;
+	bool nmi_blocks;		/* an NMI it was given may block the next (hv/irq.c) */
 	uint8_t sipi_vector;		/* start page of a SIPI not yet applied to the VMCS */
 	bool sipi_pending;
 	uint64_t smsr[SMSR_COUNT];

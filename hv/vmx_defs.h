@@ -263,6 +263,7 @@ enum vmx_exit_reason {
 /* VM-entry interruption information, SDM Vol. 3C 25.8.3. */
 #define INTR_INFO_VALID			(1u << 31)
 #define INTR_INFO_DELIVER_ERROR		(1u << 11)
+#define INTR_TYPE_MASK			(7u << 8)
 #define INTR_TYPE_EXT_INTR		(0u << 8)
 #define INTR_TYPE_NMI			(2u << 8)
 #define INTR_TYPE_HW_EXCEPTION		(3u << 8)

@@ -23,6 +23,12 @@ perf stat -x, -e instructions:u,branches:u /bin/known 2>&1 | sed 's/^/perfvisor-
 if grep -qw perfvisor.kcount /proc/cmdline; then
 	perf stat -x, -e instructions,branches /bin/known 2>&1 | sed 's/^/perfvisor-linux: perf-k: /'
 fi
+# perf throttles sampling by how long its PMI handler takes on the guest's clock (at most 25% of
+# the CPU): the longer, the fewer samples a tick it allows; at one it stops the counter in every
+# PMI until the CPU's next tick, and what the program runs until then goes uncounted. Here that
+# time is the hypervisor's (trapped MSR accesses) and, under tsc=host, any wait for a PCPU: one
+# handler cut by a slice end took 10 ms. 0 turns the check off (Linux's sysctl/kernel.rst).
+echo 0 >/proc/sys/kernel/perf_cpu_time_max_percent
 # Sampling: a PMI (an NMI: Linux programs LVTPC so) every 2000 user instructions of known.
 # --per-thread: one event that follows the program from CPU to CPU. perf record's default is an
 # event per CPU, each with its own period, so a program Linux moves between its CPUs would be

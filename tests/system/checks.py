@@ -147,6 +147,21 @@ def perf_stat_at_least(lines, prefix, event, minimum):
     return count >= int(minimum), f"{prefix} {event}: {count} (want at least {minimum})"
 
 
+def linux_tsc(lines):
+    """Linux took its TSC's frequency from CPUID leaf 15H ('tsc: Detected M.KKK MHz TSC'), and
+    it is the rate perfvisor measured ('TSC runs at K kHz'), to the kHz Linux prints."""
+    try:
+        host = _one(lines, r"^perfvisor: TSC runs at (\d+) kHz", "TSC runs at K kHz")
+    except ValueError as err:
+        return False, str(err)
+    found = [m for m in map(re.compile(r"tsc: Detected (\d+)\.(\d{3}) MHz TSC$").search, lines)
+             if m]
+    if len(found) != 1:
+        return False, f"{len(found)} lines with 'tsc: Detected M MHz TSC', expected one"
+    guest = int(found[0].group(1)) * 1000 + int(found[0].group(2))
+    return guest == host, f"Linux's TSC {guest} kHz, perfvisor's {host} kHz"
+
+
 def workload_values(lines, minimum):
     """The workload guests' JSON values (guest-stub/workloads): each names its own domain as
     the hypervisor's "[name]" prefix does, and each exact count (expected not null, not a

@@ -67,6 +67,11 @@ JUDGED = [
      ["[l] [ 6.6] perfvisor-linux: perf-k: 10000,,branches,5,100.00,,"], False),
     ("perf_stat_at_least: no line", "@ perf_stat_at_least(perf-k,branches,10001)",
      ["[l] [ 6.6] perfvisor-linux: perf: 10001,,branches:u,5,100.00,,"], False),
+    ("linux_tsc: Linux's TSC is perfvisor's", "@ linux_tsc()",
+     ["perfvisor: TSC runs at 50001 kHz", "[l] [ 0.0] tsc: Detected 50.001 MHz TSC"], True),
+    ("linux_tsc: the host's 3.5 GHz", "@ linux_tsc()",
+     ["perfvisor: TSC runs at 50001 kHz", "[l] [ 0.0] tsc: Detected 3499.912 MHz TSC"], False),
+    ("linux_tsc: no line", "@ linux_tsc()", ["perfvisor: TSC runs at 50001 kHz"], False),
 ]
 
 
