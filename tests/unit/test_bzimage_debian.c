@@ -30,10 +30,12 @@ static uint8_t *slurp(const char *path, size_t *len)
 
 	if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
 		buf = malloc((size_t)n);
-		if (buf && fread(buf, 1, (size_t)n, f) == (size_t)n)
+		if (buf && fread(buf, 1, (size_t)n, f) == (size_t)n) {
 			*len = (size_t)n;
-		else
-			buf = (free(buf), NULL);
+		} else {
+			free(buf);
+			buf = NULL;
+		}
 	}
 	if (f)
 		fclose(f);
